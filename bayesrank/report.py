@@ -1,0 +1,60 @@
+"""JSON export and console helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def to_jsonable(obj):
+    """Recursively convert numpy/pandas scalars and arrays to plain JSON types (NaN/inf -> None)."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, pd.DataFrame):
+        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
+    if isinstance(obj, pd.Series):
+        return to_jsonable(obj.to_dict())
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def write_json(obj, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_jsonable(obj), indent=2))
+    return path
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def rich_table(df: pd.DataFrame, title: str | None = None, floatfmt: str = "{:.3f}"):
+    """A rich Table from a DataFrame (floats formatted, NaN shown as '-')."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in df.columns:
+        table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
+    for row in df.itertuples(index=False):
+        cells = []
+        for v in row:
+            if isinstance(v, (float, np.floating)):
+                cells.append("-" if not np.isfinite(v) else floatfmt.format(v))
+            else:
+                cells.append(str(v))
+        table.add_row(*cells)
+    return table
