@@ -1,0 +1,1 @@
+"""Spec 01: calibration protocol sensitivity (verbal vs token confidence)."""
