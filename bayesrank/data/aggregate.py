@@ -1,0 +1,213 @@
+"""Sufficient statistics for pairwise likelihoods: weighted outcome counts per unordered pair.
+
+Bradley-Terry (and Davidson) likelihoods depend on the data only through, for each unordered
+pair ``{i, j}`` (stored with ``i < j``), the weighted counts ``wins_i``, ``wins_j`` and
+``ties``. A million comparisons among 200 players collapse to at most ~20k rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from bayesrank.errors import InputError
+
+
+@dataclass
+class PairCounts:
+    """Counts per unordered pair: ``i < j`` index into ``players``; float arrays of length R."""
+
+    players: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    wins_i: np.ndarray
+    wins_j: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def n_players(self) -> int:
+        return len(self.players)
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.i)
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.wins_i + self.wins_j + self.ties
+
+    @property
+    def counts(self) -> np.ndarray:
+        """(R, 3) array of [wins_i, wins_j, ties]."""
+        return np.column_stack([self.wins_i, self.wins_j, self.ties])
+
+    def with_counts(self, counts: np.ndarray) -> "PairCounts":
+        """Same pairs, new (R, 3) counts."""
+        c = np.asarray(counts, dtype=float)
+        return PairCounts(self.players, self.i, self.j, c[:, 0].copy(), c[:, 1].copy(), c[:, 2].copy())
+
+    def matches_per_player(self) -> np.ndarray:
+        """Weighted number of comparisons each player took part in."""
+        k = self.n_players
+        return np.bincount(self.i, self.total, k) + np.bincount(self.j, self.total, k)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "player_i": self.players[self.i],
+                "player_j": self.players[self.j],
+                "wins_i": self.wins_i,
+                "wins_j": self.wins_j,
+                "ties": self.ties,
+            }
+        )
+
+    def index_of(self, name: str) -> int:
+        hit = np.flatnonzero(self.players == name)
+        if len(hit) == 0:
+            close = [p for p in self.players if str(name).lower() in str(p).lower()][:5]
+            raise InputError(f"unknown player {name!r}" + (f"; did you mean one of {close}?" if close else ""))
+        return int(hit[0])
+
+
+def aggregate(comparisons, players=None) -> PairCounts:
+    """Aggregate :class:`Comparisons` to :class:`PairCounts` (vectorised: ``np.bincount`` on pair codes)."""
+    f = comparisons.frame
+    names = np.asarray(players, dtype=object) if players is not None else comparisons.players
+    k = len(names)
+    lookup = pd.Index(names)
+    ia = lookup.get_indexer(f["model_a"].astype(object))
+    ib = lookup.get_indexer(f["model_b"].astype(object))
+    if (ia < 0).any() or (ib < 0).any():
+        raise InputError("players= does not contain every player in the comparisons")
+    lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
+    swapped = ia > ib
+    code = lo.astype(np.int64) * k + hi
+    uniq, inv = np.unique(code, return_inverse=True)
+    w = f["weight"].to_numpy(dtype=float)
+    out = f["outcome"].to_numpy(dtype=object)
+    a_wins = out == "a"
+    b_wins = out == "b"
+    tie = out == "tie"
+    win_lo = (a_wins & ~swapped) | (b_wins & swapped)
+    win_hi = (b_wins & ~swapped) | (a_wins & swapped)
+    r = len(uniq)
+    return PairCounts(
+        players=names,
+        i=(uniq // k).astype(np.int64),
+        j=(uniq % k).astype(np.int64),
+        wins_i=np.bincount(inv, w * win_lo, r),
+        wins_j=np.bincount(inv, w * win_hi, r),
+        ties=np.bincount(inv, w * tie, r),
+    )
+
+
+@dataclass
+class GraphReport:
+    """Comparison-graph checks: components, degrees, and whether a finite MLE exists."""
+
+    n_components: int
+    component_of: pd.Series
+    degree: pd.Series
+    never_lost: list
+    never_won: list
+    strongly_connected: bool
+
+    @property
+    def finite_mle(self) -> bool:
+        return self.n_components == 1 and self.strongly_connected
+
+    def advice(self) -> str:
+        msgs = []
+        if self.n_components > 1:
+            sizes = self.component_of.value_counts().tolist()
+            msgs.append(
+                f"the comparison graph has {self.n_components} disconnected components (sizes {sizes}); "
+                "scores are not comparable across components: fit each component separately "
+                "(bayesrank.data.split_components) or add a prior/ridge"
+            )
+        if self.never_lost:
+            msgs.append(f"players who never lost (MLE is +infinity): {self.never_lost[:10]}")
+        if self.never_won:
+            msgs.append(f"players who never won (MLE is -infinity): {self.never_won[:10]}")
+        if self.n_components == 1 and not self.strongly_connected and not (self.never_lost or self.never_won):
+            msgs.append("the win graph is not strongly connected (a group of players beat every outsider)")
+        if msgs and (self.never_lost or self.never_won or not self.strongly_connected):
+            msgs.append("use ridge>0 (or a prior: method='map'/'nuts') for finite scores")
+        return "; ".join(msgs) if msgs else "connected; finite MLE exists"
+
+
+def comparison_graph(counts: PairCounts, ties: str = "half") -> GraphReport:
+    """Check connectivity and MLE existence (Zermelo/Ford: the directed win graph must be strongly connected).
+
+    Under ``ties="half"`` or ``"davidson"`` a tie counts as an edge in both directions.
+    """
+    k = counts.n_players
+    tot = counts.total
+    seen = tot > 0
+    und = coo_matrix((np.ones(int(seen.sum())), (counts.i[seen], counts.j[seen])), shape=(k, k))
+    n_comp, labels = connected_components(und, directed=False)
+    tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
+    fwd = (counts.wins_i > 0) | tie_edge  # i beat j
+    bwd = (counts.wins_j > 0) | tie_edge
+    src = np.concatenate([counts.i[fwd], counts.j[bwd]])
+    dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
+    directed = coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k))
+    n_strong, _ = connected_components(directed, directed=True, connection="strong")
+    out_deg = np.bincount(src, minlength=k)
+    in_deg = np.bincount(dst, minlength=k)
+    names = counts.players
+    deg = counts.matches_per_player()
+    return GraphReport(
+        n_components=int(n_comp),
+        component_of=pd.Series(labels, index=names, name="component"),
+        degree=pd.Series(deg, index=names, name="n_matches"),
+        never_lost=[str(n) for n in names[(in_deg == 0) & (deg > 0)]],
+        never_won=[str(n) for n in names[(out_deg == 0) & (deg > 0)]],
+        strongly_connected=bool(n_strong == 1),
+    )
+
+
+def split_components(comparisons) -> list:
+    """One :class:`Comparisons` per connected component of the comparison graph (largest first)."""
+    counts = aggregate(comparisons)
+    rep = comparison_graph(counts)
+    comp = rep.component_of
+    f = comparisons.frame
+    ca = comp.loc[f["model_a"].astype(object)].to_numpy()
+    parts = [comparisons.subset(ca == c) for c in comp.value_counts().index]
+    return parts
+
+
+def finite_core(comparisons, min_matches: int = 1, ties: str = "half"):
+    """Largest set of players with a finite MLE: iteratively drop players with fewer than
+    ``min_matches`` comparisons, then keep the largest strongly connected component of the win
+    graph. Every removed row is counted in the returned comparisons' ``excluded`` log."""
+    from scipy.sparse.csgraph import connected_components as cc
+
+    current = comparisons
+    while True:
+        counts = aggregate(current)
+        deg = counts.matches_per_player()
+        k = counts.n_players
+        tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
+        fwd = (counts.wins_i > 0) | tie_edge
+        bwd = (counts.wins_j > 0) | tie_edge
+        src = np.concatenate([counts.i[fwd], counts.j[bwd]])
+        dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
+        n_s, lab = cc(coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k)), directed=True, connection="strong")
+        biggest = np.bincount(lab).argmax()
+        keep_players = set(counts.players[(lab == biggest) & (deg >= min_matches)])
+        f = current.frame
+        keep = f["model_a"].isin(keep_players).to_numpy() & f["model_b"].isin(keep_players).to_numpy()
+        if keep.all():
+            return current
+        current.excluded.add(
+            f"row outside the finite-MLE core (min_matches={min_matches})", int((~keep).sum()),
+            list(np.flatnonzero(~keep)[:5]),
+        )
+        current = current.subset(keep)

@@ -1,0 +1,186 @@
+"""One validated type for pairwise outcomes: ``Comparisons``.
+
+Every row is one comparison (or ``weight`` exchangeable comparisons) between ``model_a`` and
+``model_b`` with outcome ``"a"`` (a wins), ``"b"`` (b wins) or ``"tie"``; optional ``judge``,
+``weight`` (a non-negative frequency weight) and any extra metadata columns are carried along.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import ExclusionLog, InputError
+
+OUTCOMES = ("a", "b", "tie")
+_CANONICAL_OUTCOMES = {
+    "a": "a", "model_a": "a", "left": "a", "1": "a", "1.0": "a", "win": "a", "a>b": "a",
+    "b": "b", "model_b": "b", "right": "b", "0": "b", "0.0": "b", "loss": "b", "b>a": "b",
+    "tie": "tie", "draw": "tie", "tie (bothbad)": "tie", "0.5": "tie", "both_bad": "tie", "a=b": "tie",
+}
+
+
+def _rows_where(mask: np.ndarray, index: pd.Index, limit: int = 5) -> list:
+    return list(index[np.flatnonzero(mask)[:limit]])
+
+
+def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: str = "outcome") -> np.ndarray:
+    """Map raw outcome labels to ``a``/``b``/``tie``; unknown labels raise, naming rows and labels."""
+    table = dict(_CANONICAL_OUTCOMES)
+    if mapping:
+        table.update({str(k).strip().lower(): v for k, v in mapping.items()})
+    keys = values.astype("string").str.strip().str.lower()
+    mapped = keys.map(table)
+    bad = mapped.isna().to_numpy()
+    if bad.any():
+        labels = sorted(set(map(str, values[bad].unique().tolist())))[:10]
+        raise InputError(
+            f"column {column!r}: {int(bad.sum())} rows have unknown outcome labels {labels} "
+            f"(rows {_rows_where(bad, values.index)}); expected one of a/b/tie "
+            f"(also accepted: model_a/model_b/tie/tie (bothbad), left/right, 1/0/0.5) or pass outcome_map="
+        )
+    for v in set(mapped.unique()):
+        if v not in OUTCOMES:
+            raise InputError(f"outcome_map maps to {v!r}; targets must be one of {OUTCOMES}")
+    return mapped.to_numpy(dtype=object)
+
+
+@dataclass
+class Comparisons:
+    """Validated pairwise comparisons (see module docstring). Build with :meth:`from_frame`."""
+
+    frame: pd.DataFrame
+    excluded: ExclusionLog = field(default_factory=ExclusionLog)
+    source: str = "<frame>"
+
+    # ---------------------------------------------------------------- construction
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        model_a: str = "model_a",
+        model_b: str = "model_b",
+        outcome: str = "outcome",
+        judge: str | None = None,
+        weight: str | None = None,
+        outcome_map: dict | None = None,
+        on_invalid: str = "raise",
+        source: str = "<frame>",
+        excluded: ExclusionLog | None = None,
+    ) -> "Comparisons":
+        """Validate a DataFrame of comparisons.
+
+        ``on_invalid="raise"`` (default) turns self-comparisons and missing names into an
+        :class:`InputError` naming the rows; ``"exclude"`` drops them and counts each in
+        ``excluded``. Unknown outcomes, bad weights, missing columns and empty data always raise.
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if on_invalid not in ("raise", "exclude"):
+            raise InputError(f"on_invalid must be 'raise' or 'exclude', got {on_invalid!r}")
+        needed = [c for c in (model_a, model_b, outcome, judge, weight) if c is not None]
+        missing = [c for c in needed if c not in df.columns]
+        if missing:
+            raise InputError(f"missing column(s) {missing}; the data have columns {list(df.columns)}")
+        if len(df) == 0:
+            raise InputError("no comparisons: the data have 0 rows")
+        log = excluded if excluded is not None else ExclusionLog()
+
+        a = df[model_a]
+        b = df[model_b]
+        keep = np.ones(len(df), dtype=bool)
+        for col, s in ((model_a, a), (model_b, b)):
+            na = s.isna().to_numpy() | (s.astype("string").str.strip() == "").fillna(True).to_numpy()
+            if na.any():
+                if on_invalid == "raise":
+                    raise InputError(
+                        f"column {col!r}: {int(na.sum())} rows have a missing player name "
+                        f"(rows {_rows_where(na, df.index)}); expected a non-empty name"
+                    )
+                log.add(f"missing name in {col!r}", int((na & keep).sum()), _rows_where(na & keep, df.index))
+                keep &= ~na
+        same = (a.astype("string") == b.astype("string")).fillna(False).to_numpy() & keep
+        if same.any():
+            if on_invalid == "raise":
+                raise InputError(
+                    f"columns {model_a!r}/{model_b!r}: {int(same.sum())} self-comparisons "
+                    f"(rows {_rows_where(same, df.index)}); a player cannot be compared with itself "
+                    "(pass on_invalid='exclude' to drop and count them)"
+                )
+            log.add("self-comparison", int(same.sum()), _rows_where(same, df.index))
+            keep &= ~same
+
+        out = pd.DataFrame(index=df.index)
+        out["model_a"] = a.astype("string").str.strip()
+        out["model_b"] = b.astype("string").str.strip()
+        out["outcome"] = pd.Categorical(
+            normalise_outcomes(df[outcome].where(keep, "tie"), outcome_map, outcome), categories=list(OUTCOMES)
+        )
+        if weight is not None:
+            w = pd.to_numeric(df[weight], errors="coerce").to_numpy(dtype=float)
+            bad = ~np.isfinite(w) | (w < 0)
+            if bad.any():
+                raise InputError(
+                    f"column {weight!r}: {int(bad.sum())} rows have a negative, missing or non-finite "
+                    f"weight (rows {_rows_where(bad, df.index)}); expected finite weights >= 0"
+                )
+            out["weight"] = w
+        else:
+            out["weight"] = 1.0
+        if judge is not None:
+            jn = df[judge].isna().to_numpy() & keep
+            if jn.any():
+                if on_invalid == "raise":
+                    raise InputError(
+                        f"column {judge!r}: {int(jn.sum())} rows have no judge (rows {_rows_where(jn, df.index)})"
+                    )
+                log.add(f"missing judge in {judge!r}", int(jn.sum()), _rows_where(jn, df.index))
+                keep &= ~jn
+            out["judge"] = df[judge].astype("string")
+        extra = [c for c in df.columns if c not in needed and c not in out.columns]
+        for c in extra:
+            out[c] = df[c]
+        out = out[keep].reset_index(drop=True)
+        if len(out) == 0:
+            raise InputError(f"no comparisons left after exclusions: {log.report()}")
+        return cls(frame=out, excluded=log, source=source)
+
+    # ---------------------------------------------------------------- accessors
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def players(self) -> np.ndarray:
+        """Sorted player names."""
+        return np.array(sorted(set(self.frame["model_a"]).union(self.frame["model_b"])), dtype=object)
+
+    @property
+    def judges(self) -> np.ndarray:
+        if "judge" not in self.frame:
+            raise InputError("these comparisons have no judge column (pass judge=... when reading)")
+        return np.array(sorted(self.frame["judge"].unique()), dtype=object)
+
+    @property
+    def n_comparisons(self) -> float:
+        """Total comparison count (sum of frequency weights)."""
+        return float(self.frame["weight"].sum())
+
+    def subset(self, mask) -> "Comparisons":
+        """Rows where ``mask`` is true (players absent from the subset disappear)."""
+        return Comparisons(self.frame[np.asarray(mask)].reset_index(drop=True), self.excluded, self.source)
+
+    def aggregate(self, players=None):
+        """Sufficient statistics: weighted counts per unordered pair and outcome (see :mod:`.aggregate`)."""
+        from bayesrank.data.aggregate import aggregate
+
+        return aggregate(self, players=players)
+
+    def __repr__(self) -> str:
+        f = self.frame
+        judges = f", {f['judge'].nunique()} judges" if "judge" in f else ""
+        return (
+            f"Comparisons({len(f)} rows, {self.n_comparisons:g} comparisons, {len(self.players)} players{judges}; "
+            f"{self.excluded.report()}; source={self.source})"
+        )
