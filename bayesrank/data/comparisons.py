@@ -169,7 +169,8 @@ class Comparisons:
 
     def subset(self, mask) -> "Comparisons":
         """Rows where ``mask`` is true (players absent from the subset disappear)."""
-        return Comparisons(self.frame[np.asarray(mask)].reset_index(drop=True), self.excluded, self.source)
+        log = ExclusionLog(dict(self.excluded.counts), {k: list(v) for k, v in self.excluded.examples.items()})
+        return Comparisons(self.frame[np.asarray(mask)].reset_index(drop=True), log, self.source)
 
     def aggregate(self, players=None):
         """Sufficient statistics: weighted counts per unordered pair and outcome (see :mod:`.aggregate`)."""

@@ -1,0 +1,202 @@
+"""Bradley-Terry maximum likelihood by Newton's method on aggregated counts, with Fisher,
+sandwich and bootstrap uncertainty.
+
+Parameters ``φ = (θ_1..θ_K[, λ])`` on the identified space ``Σθ = 0``. With ``x_r = e_i − e_j``
+the loss is ``L(φ) = Σ_r ℓ_r(x_rᵀθ, λ) + (ridge/2)‖θ‖²``. Newton steps are taken in an orthonormal
+basis ``Q`` of the constraint space, so ``Σ = Q (QᵀHQ)⁻¹ Qᵀ`` is the covariance of θ̂ under the
+sum-to-zero constraint (= the Moore-Penrose inverse ``H⁺`` on θ for a connected graph).
+Everything is batched over a leading replicate axis, so bootstrap refits run as one Newton solve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import null_space
+
+from bayesrank.bt.likelihood import TieModel, tie_model
+from bayesrank.data.aggregate import PairCounts, comparison_graph
+from bayesrank.errors import NoFiniteEstimateError
+
+
+def constraint_basis(k: int, n_extra: int = 0) -> np.ndarray:
+    """Orthonormal basis (P × P−1) of ``{φ : Σ_{i≤K} φ_i = 0}``, ``P = K + n_extra``."""
+    c = np.zeros((1, k + n_extra))
+    c[0, :k] = 1.0
+    return null_space(c)
+
+
+def _assemble(ii, jj, k, n_extra, per_pair):
+    """Sum per-pair (B,R,P,P) blocks w.r.t. (d, λ…) into (B, K+n_extra, K+n_extra) via x_r = e_i − e_j."""
+    b, r = per_pair.shape[:2]
+    p = k + n_extra
+    out = np.zeros((b, p * p))
+    offs = (np.arange(b) * p * p)[:, None]
+    hdd = per_pair[..., 0, 0]
+    for (rows, cols, sign) in ((ii, ii, 1.0), (jj, jj, 1.0), (ii, jj, -1.0), (jj, ii, -1.0)):
+        out += np.bincount((offs + rows * p + cols).ravel(), (sign * hdd).ravel(), b * p * p).reshape(b, p * p)
+    for e in range(n_extra):
+        col = k + e
+        hde = per_pair[..., 0, 1 + e]
+        for (rows, sign) in ((ii, 1.0), (jj, -1.0)):
+            v = np.bincount((offs + rows * p + col).ravel(), (sign * hde).ravel(), b * p * p).reshape(b, p * p)
+            vt = np.bincount((offs + col * p + rows).ravel(), (sign * hde).ravel(), b * p * p).reshape(b, p * p)
+            out += v + vt
+        for f in range(n_extra):
+            out[:, col * p + k + f] += per_pair[..., 1 + e, 1 + f].sum(axis=1)
+    return out.reshape(b, p, p)
+
+
+def _gradient(ii, jj, k, n_extra, g):
+    """Chain per-pair gradients (B,R,P) to (B, K+n_extra)."""
+    b = g.shape[0]
+    offs = (np.arange(b) * k)[:, None]
+    gt = np.bincount((offs + ii).ravel(), g[..., 0].ravel(), b * k) - np.bincount(
+        (offs + jj).ravel(), g[..., 0].ravel(), b * k
+    )
+    parts = [gt.reshape(b, k)]
+    if n_extra:
+        parts.append(g[..., 1:].sum(axis=1))
+    return np.concatenate(parts, axis=1)
+
+
+@dataclass
+class NewtonResult:
+    params: np.ndarray  # (B, P)
+    loss: np.ndarray  # (B,)
+    hessian: np.ndarray  # (B, P, P)
+    iterations: int
+    converged: np.ndarray  # (B,)
+
+
+def objective(model: TieModel, counts: PairCounts, params: np.ndarray, batch_counts=None, ridge: float = 0.0):
+    """Loss, gradient (B,P) and Hessian (B,P,P) at ``params`` (B,P)."""
+    k = counts.n_players
+    c = counts.counts[None] if batch_counts is None else batch_counts
+    theta = params[:, :k]
+    lam = params[:, k] if model.n_extra else None
+    d = theta[:, counts.i] - theta[:, counts.j]
+    loss_r, g_r, h_r = model.pair_terms(d, lam[:, None] if lam is not None else None, c)
+    loss = loss_r.sum(axis=1)
+    grad = _gradient(counts.i, counts.j, k, model.n_extra, g_r)
+    hess = _assemble(counts.i, counts.j, k, model.n_extra, h_r)
+    if ridge:
+        loss = loss + 0.5 * ridge * (theta**2).sum(axis=1)
+        grad[:, :k] += ridge * theta
+        hess[:, np.arange(k), np.arange(k)] += ridge
+    return loss, grad, hess
+
+
+def newton(
+    model: TieModel,
+    counts: PairCounts,
+    batch_counts: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+    ridge: float = 0.0,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> NewtonResult:
+    """Damped Newton on the sum-to-zero space; ``batch_counts`` (B,R,3) fits B datasets at once."""
+    k, p = counts.n_players, counts.n_players + model.n_extra
+    b = 1 if batch_counts is None else batch_counts.shape[0]
+    q = constraint_basis(k, model.n_extra)
+    x = np.zeros((b, p)) if start is None else np.array(np.broadcast_to(start, (b, p)), dtype=float)
+    loss, grad, hess = objective(model, counts, x, batch_counts, ridge)
+    converged = np.zeros(b, dtype=bool)
+    it = 0
+    for it in range(1, max_iter + 1):
+        hr = q.T @ hess @ q
+        gr = grad @ q
+        try:
+            step_r = np.linalg.solve(hr, gr[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            step_r = np.linalg.lstsq(hr[0], gr[0], rcond=None)[0][None]
+        step = step_r @ q.T
+        t = np.ones(b)
+        for _ in range(40):  # backtracking: halve where the loss went up
+            cand = x - t[:, None] * step
+            closs, cgrad, chess = objective(model, counts, cand, batch_counts, ridge)
+            worse = ~(closs <= loss + 1e-12 * np.abs(loss))
+            if not worse.any():
+                break
+            t = np.where(worse, t / 2, t)
+        x, loss, grad, hess = cand, closs, cgrad, chess
+        converged = np.abs(t[:, None] * step).max(axis=1) < tol
+        if converged.all():
+            break
+    return NewtonResult(params=x, loss=loss, hessian=hess, iterations=it, converged=converged)
+
+
+def constrained_covariance(hessian: np.ndarray, k: int, n_extra: int = 0) -> np.ndarray:
+    """``Q (QᵀHQ)⁻¹ Qᵀ``: covariance of φ̂ under ``Σθ = 0`` from the observed information ``H``."""
+    q = constraint_basis(k, n_extra)
+    return q @ np.linalg.inv(q.T @ hessian @ q) @ q.T
+
+
+def meat(model: TieModel, counts: PairCounts, params: np.ndarray) -> np.ndarray:
+    """``Σ_n s_n s_nᵀ`` over individual comparisons (per-comparison loss gradients ``s_n``)."""
+    k = counts.n_players
+    theta = params[:k]
+    lam = params[k] if model.n_extra else None
+    d = theta[counts.i] - theta[counts.j]
+    s = model.outcome_scores(d, lam)  # (R,3,P)
+    m = np.einsum("ro,roa,rob->rab", counts.counts, s, s)
+    return _assemble(counts.i, counts.j, k, model.n_extra, m[None])[0]
+
+
+def sandwich_covariance(model: TieModel, counts: PairCounts, params: np.ndarray, hessian: np.ndarray) -> np.ndarray:
+    """Robust covariance ``H⁺ B H⁺`` (Huber/White) on the sum-to-zero space."""
+    k = counts.n_players
+    hinv = constrained_covariance(hessian, k, model.n_extra)
+    return hinv @ meat(model, counts, params) @ hinv
+
+
+def check_finite_mle(counts: PairCounts, ties: str, ridge: float) -> None:
+    if ridge > 0:
+        return
+    rep = comparison_graph(counts, ties=ties)
+    if not rep.finite_mle:
+        raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + rep.advice())
+
+
+def fit_newton(counts: PairCounts, ties: str = "half", ridge: float = 0.0, tol: float = 1e-10):
+    """Single MLE fit: returns (params, hessian, model, NewtonResult)."""
+    model = tie_model(ties)
+    check_finite_mle(counts, ties, ridge)
+    res = newton(model, counts, ridge=ridge, tol=tol)
+    return res.params[0], res.hessian[0], model, res
+
+
+def bootstrap_counts(counts: PairCounts, n_boot: int, seed: int) -> np.ndarray:
+    """(B,R,3) multinomial resamples of the individual comparisons (cells = pair × outcome).
+
+    Equivalent to resampling battles with replacement, as LMArena's bootstrap does; frequency
+    weights are the cell sizes (non-integer totals are rounded to the nearest integer draw size).
+    """
+    cells = counts.counts.ravel()
+    total = int(round(cells.sum()))
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(total, cells / cells.sum(), size=n_boot).astype(float)
+    return draws.reshape(n_boot, counts.n_pairs, 3)
+
+
+def bootstrap_fits(
+    counts: PairCounts, ties: str, n_boot: int = 200, seed: int = 0, ridge: float = 0.0,
+    start=None, batch: int = 100, progress=None,
+) -> np.ndarray:
+    """(B, P) bootstrap MLEs, fitted in vectorised batches (warm-started at ``start``).
+
+    Replicates in which a player never wins or never loses have no finite MLE, so without a ridge
+    every replicate is fitted with ridge 1e-6 (its effect on a finite estimate is of order 1e-6).
+    """
+    model = tie_model(ties)
+    all_counts = bootstrap_counts(counts, n_boot, seed)
+    out = []
+    for lo in range(0, n_boot, batch):
+        bc = all_counts[lo : lo + batch]
+        res = newton(model, counts, batch_counts=bc, start=start, ridge=max(ridge, 1e-6) if ridge == 0 else ridge)
+        out.append(res.params)
+        if progress is not None:
+            progress(len(bc))
+    return np.concatenate(out, axis=0)
