@@ -1,0 +1,1 @@
+"""Heterogeneous judge-aware ranking (HJA, spec 02)."""
