@@ -1,0 +1,285 @@
+"""Calibration estimators for a binary correctness signal ``y`` and a confidence ``c`` in [0, 1].
+
+Every function takes ``(confidence, correct)`` arrays of equal length and returns a float.
+Definitions (N items, bins B_b, n_b = |B_b|):
+
+- ``ece``      equal-width binned ECE  ``Σ_b (n_b/N) |acc_b − conf_b|`` with right-closed bins
+               ``[0, 1/K], (1/K, 2/K], …`` (the convention of scikit-learn's ``calibration_curve`` and
+               of Guo et al. 2017).
+- ``ece_em``   equal-mass binned ECE: bin edges are the K-quantiles of ``c`` (``np.percentile``,
+               scikit-learn's ``strategy="quantile"``); tied confidences stay in one bin.
+- ``kde``      KDE-ECE of Zhang, Kailkhura & Han (2020, "Mix-n-Match"): triweight kernels with
+               bandwidth ``std(c | y=1)·(2N)^(-1/5)``, reflection at 0 and 1, accuracy curve
+               ``acc(c) = min(1, ȳ·f₁(c)/f(c))`` and ``∫|c − acc(c)| f(c) dc / ∫ f(c) dc``, computed on the
+               authors' grid (2^14 points on [−0.6, 1.6]) with linear binning and FFT convolution.
+- ``ks``       KS calibration error of Gupta et al. (2021): ``max_t |Σ_{c_i ≤ t} (c_i − y_i)| / N``
+               (evaluated at the distinct confidence values, so ties cannot change the answer).
+- ``smece``    smooth ECE of Błasiok & Nakkiran (2023) with relplot's discretisation (reflected
+               Gaussian kernel on a grid, bandwidth σ* solving ``smECE_σ = σ`` by bisection).
+- ``brier``    ``mean((c − y)²)``;  ``nll``  ``−mean(y log c + (1−y) log(1−c))`` (c clipped to
+               [1e-15, 1 − 1e-15]);  ``auroc``  Mann–Whitney probability that a correct item has higher
+               confidence than an incorrect one (ties count 1/2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import fftconvolve
+
+from bayesrank.errors import InputError
+
+__all__ = [
+    "ESTIMATORS",
+    "CALIBRATION_ERRORS",
+    "ece",
+    "ece_equal_mass",
+    "kde_ece",
+    "ks_error",
+    "smooth_ece",
+    "brier",
+    "nll",
+    "auroc",
+    "estimate",
+    "validate_pair",
+]
+
+
+def validate_pair(confidence, correct, *, name: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+    """Check arrays: same length, non-empty, finite confidences in [0, 1], correctness in {0, 1}."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    y_raw = np.asarray(correct)
+    if y_raw.dtype == bool:
+        y = y_raw.astype(float).ravel()
+    else:
+        y = np.asarray(y_raw, dtype=float).ravel()
+    if c.shape != y.shape:
+        raise InputError(f"{name} has {c.size} values but correctness has {y.size}; expected equal lengths")
+    if c.size == 0:
+        raise InputError(f"{name}: empty group (0 items); need at least one item to estimate calibration")
+    bad = ~np.isfinite(c)
+    if bad.any():
+        raise InputError(f"{name}: row {int(np.flatnonzero(bad)[0])} is {c[bad][0]}; expected a finite probability in [0, 1]")
+    bad = (c < 0) | (c > 1)
+    if bad.any():
+        raise InputError(f"{name}: row {int(np.flatnonzero(bad)[0])} is {c[bad][0]!r}; expected a probability in [0, 1]")
+    bad = ~((y == 0) | (y == 1))
+    if bad.any():
+        raise InputError(f"correctness: row {int(np.flatnonzero(bad)[0])} is {y[bad][0]!r}; expected binary 0/1 (or True/False)")
+    return c, y
+
+
+# ----------------------------------------------------------------------------- binned ECE
+def _binned_ece(c: np.ndarray, y: np.ndarray, edges: np.ndarray) -> float:
+    n_bins = len(edges) - 1
+    ids = np.searchsorted(edges[1:-1], c)  # right-closed bins, exactly as sklearn.calibration_curve
+    cnt = np.bincount(ids, minlength=n_bins)
+    s_c = np.bincount(ids, weights=c, minlength=n_bins)
+    s_y = np.bincount(ids, weights=y, minlength=n_bins)
+    return float(np.abs(s_y - s_c).sum() / c.size)  # Σ (n_b/N)|acc_b − conf_b| = Σ |Σy − Σc| / N
+
+
+def ece(confidence, correct, n_bins: int = 10) -> float:
+    """Equal-width ECE ``Σ_b (n_b/N)|acc_b − conf_b|`` with ``n_bins`` right-closed bins on [0, 1]."""
+    c, y = validate_pair(confidence, correct)
+    return _binned_ece(c, y, np.linspace(0.0, 1.0, int(n_bins) + 1))
+
+
+def ece_equal_mass(confidence, correct, n_bins: int = 10) -> float:
+    """Equal-mass ECE: edges at the ``n_bins``-quantiles of the confidences (ties share a bin)."""
+    c, y = validate_pair(confidence, correct)
+    edges = np.percentile(c, np.linspace(0, 100, int(n_bins) + 1))
+    return _binned_ece(c, y, edges)
+
+
+# ----------------------------------------------------------------------------- KDE-ECE
+KDE_GRID = np.linspace(-0.6, 1.6, num=2**14)
+
+
+def _linear_binning(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Linear binning of points onto an equidistant grid, weights normalised to sum 1 (as KDEpy)."""
+    dx = (grid[-1] - grid[0]) / (len(grid) - 1)
+    pos = (x - grid[0]) / dx
+    left = np.floor(pos).astype(np.int64)
+    frac = pos - left
+    out = np.bincount(left, weights=1.0 - frac, minlength=len(grid) + 1)
+    out += np.bincount(left + 1, weights=frac, minlength=len(grid) + 1)
+    return out[: len(grid)] / x.size
+
+
+def _triweight_fft_kde(x: np.ndarray, bw: float, grid: np.ndarray) -> np.ndarray:
+    """Triweight KDE (kernel standard deviation ``bw``) on ``grid`` of ``x`` with the points below 1/2
+    mirrored about 0 and those above about 1 (the authors' ``mirror_1d``)."""
+    mirrored = np.concatenate([-x[x < 0.5], x, 2.0 - x[x >= 0.5]])
+    data = _linear_binning(mirrored, grid)
+    dx = (grid[-1] - grid[0]) / (len(grid) - 1)
+    real_bw = bw * 3.0  # triweight has variance 1/9 on support [-1, 1]
+    half = int(min(np.floor(real_bw / dx), len(grid)))
+    u = np.linspace(-dx * half, dx * half, 2 * half + 1) / real_bw
+    kern = np.where(u * u < 1, (1 - u * u) ** 3, 0.0) * (35.0 / 32.0) / real_bw
+    dens = fftconvolve(data, kern, mode="same") if half > 0 else data * kern[0]
+    dens = dens + np.finfo(float).eps
+    dens[(grid <= 0.0) | (grid >= 1.0)] = 0.0
+    return dens * 2.0
+
+
+def kde_ece(confidence, correct, order: int = 1, min_bandwidth: float = 1e-3) -> float:
+    """KDE-ECE of Zhang et al. (2020) (see module docstring). ``min_bandwidth`` guards the degenerate
+    case where every correct item has the same confidence (the authors' code would divide by zero)."""
+    c, y = validate_pair(confidence, correct)
+    grid = KDE_GRID
+    pos = c[y == 1]
+    if pos.size == 0:  # no correct item: accuracy curve is identically 0
+        return float(np.mean(np.abs(c) ** order)) if order != 1 else float(np.mean(c))
+    bw = max(float(np.std(pos)) * (2 * c.size) ** -0.2, min_bandwidth)
+    pp1 = _triweight_fft_kde(pos, bw, grid)
+    pp2 = _triweight_fft_kde(c, bw, grid)
+    perc = float(np.mean(y))
+    valid = np.maximum(pp1, pp2) > 1e-6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acc = np.minimum(perc * pp1 / pp2, 1.0)
+    ok = valid & ~np.isnan(acc)
+    integral = np.where(ok, np.abs(grid - np.where(ok, acc, 0.0)) ** order * pp2, 0.0)
+    # the authors' loop carries the previous value through low-density gaps (for i > 1)
+    idx = np.where(ok | (np.arange(grid.size) <= 1), np.arange(grid.size), 0)
+    idx = np.maximum.accumulate(idx)
+    integral = integral[idx]
+    ind = (grid >= 0.0) & (grid <= 1.0)
+    return float(np.trapezoid(integral[ind], grid[ind]) / np.trapezoid(pp2[ind], grid[ind]))
+
+
+# ----------------------------------------------------------------------------- KS
+def ks_error(confidence, correct) -> float:
+    """KS calibration error ``max_t |Σ_{c_i ≤ t}(c_i − y_i)|/N`` (Gupta et al. 2021).
+
+    Uses ``Σ_{c_i ≤ t} y_i = #{correct items with c_i ≤ t}``, so two plain sorts replace an argsort.
+    """
+    c, y = validate_pair(confidence, correct)
+    cs = np.sort(c)
+    last = np.ones(cs.size, dtype=bool)  # last position of each block of tied confidences
+    last[:-1] = cs[1:] != cs[:-1]
+    cum_c = np.cumsum(cs)[last]
+    n_pos_le = np.searchsorted(np.sort(c[y == 1]), cs[last], side="right")
+    return float(max(np.max(np.abs(cum_c - n_pos_le)), 0.0) / c.size)
+
+
+# ----------------------------------------------------------------------------- smooth ECE
+SMECE_MESH_POINTS = 200  # relplot.config.smECE_mesh_pts
+
+
+def _round_to_grid(f: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
+    bins = (f * (m - 1)).astype(np.int64).clip(0, m - 2)
+    frac = f * (m - 1) - bins
+    out = np.bincount(bins, weights=(1 - frac) * w, minlength=m)
+    out += np.bincount(bins + 1, weights=frac * w, minlength=m)
+    return out
+
+
+def _reflected_gaussian_smooth(grid_vals: np.ndarray, sigma: float, m: int) -> np.ndarray:
+    t = np.linspace(0, 1, m)
+    ker = np.exp(-(t - 0.5) * (t - 0.5) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    ext = np.concatenate([np.flip(grid_vals)[:-1], grid_vals, np.flip(grid_vals)[1:]])
+    return np.convolve(ext, ker, "valid")[m // 2 : m // 2 + m]
+
+
+def _interpolate(t: np.ndarray, v: np.ndarray) -> np.ndarray:
+    k = len(v)
+    size = 1 / (k - 1)
+    inds = (t * (k - 1)).astype(int).clip(0, k - 2)
+    r = (t - inds * size) / size
+    return v[inds] * (1 - r) + v[inds + 1] * r
+
+
+class _SmoothECE:
+    """smECE_σ for many σ on the same data; grid binnings are cached per grid size."""
+
+    def __init__(self, c: np.ndarray, y: np.ndarray):
+        self.c, self.r = c, c - y
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _binned(self, m: int):
+        if m not in self._cache:
+            self._cache[m] = (_round_to_grid(self.c, self.r, m), _round_to_grid(self.c, np.ones_like(self.c), m))
+        return self._cache[m]
+
+    def __call__(self, sigma: float) -> float:
+        ev = max(round(10 / sigma), SMECE_MESH_POINTS)
+        t = np.linspace(0, 1, ev)
+        m = max(2000, round(20 / sigma)) // 2 + 1
+        vals, ones = self._binned(m)
+        rs = _interpolate(t, _reflected_gaussian_smooth(vals, sigma, m))
+        dens = _interpolate(t, _reflected_gaussian_smooth(ones, sigma, m)) + 0.0001
+        rs = rs / dens
+        return float(np.sum(np.abs(rs) * dens) / np.sum(dens))
+
+
+def smooth_ece(confidence, correct, sigma: float | None = None, eps: float = 0.001, return_sigma: bool = False):
+    """Smooth ECE (Błasiok & Nakkiran 2023): ``smECE_σ = ∫ |r̂_σ(t)| δ̂_σ(t) dt / ∫ δ̂_σ`` with
+    ``r̂_σ`` the kernel-smoothed residual ``c − y`` and ``δ̂_σ`` the smoothed density (reflected
+    Gaussian kernel); σ* is the fixed point ``smECE_σ = σ`` found by 10 bisection steps (relplot)."""
+    c, y = validate_pair(confidence, correct)
+    f = _SmoothECE(c, y)
+    if sigma is not None:
+        val, s = f(float(sigma)), float(sigma)
+    else:
+        def ok(a):
+            return a < eps or a < f(a)
+
+        if ok(1.0):
+            s = 1.0
+        else:
+            hi, lo = 1.0, 0.0
+            for _ in range(10):
+                mid = (hi + lo) / 2
+                if ok(mid):
+                    lo = mid
+                else:
+                    hi = mid
+            s = hi
+        val = f(s)
+    return (val, s) if return_sigma else val
+
+
+# ----------------------------------------------------------------------------- scores
+def brier(confidence, correct) -> float:
+    """Brier score ``mean((c − y)²)``."""
+    c, y = validate_pair(confidence, correct)
+    return float(np.mean((c - y) ** 2))
+
+
+def nll(confidence, correct, clip: float = 1e-15) -> float:
+    """Negative log-likelihood ``−mean(y log c + (1−y) log(1−c))``, c clipped to [clip, 1−clip]."""
+    c, y = validate_pair(confidence, correct)
+    c = np.clip(c, clip, 1 - clip)
+    return float(-np.mean(np.where(y == 1, np.log(c), np.log1p(-c))))
+
+
+def auroc(confidence, correct) -> float:
+    """AUROC of confidence for separating correct from incorrect items (ties count 1/2);
+    NaN when only one class is present."""
+    c, y = validate_pair(confidence, correct)
+    pos, neg = np.sort(c[y == 1]), np.sort(c[y == 0])
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    less = np.searchsorted(neg, pos, side="left")
+    leq = np.searchsorted(neg, pos, side="right")
+    return float((less.sum() + 0.5 * (leq - less).sum()) / (pos.size * neg.size))
+
+
+CALIBRATION_ERRORS = {
+    "ece": ece,
+    "ece_em": ece_equal_mass,
+    "kde": kde_ece,
+    "ks": ks_error,
+    "smece": smooth_ece,
+}
+SCORES = {"brier": brier, "nll": nll, "auroc": auroc}
+ESTIMATORS = {**CALIBRATION_ERRORS, **SCORES}
+
+
+def estimate(name: str, confidence, correct) -> float:
+    """Evaluate the estimator called ``name`` (one of ``ESTIMATORS``)."""
+    try:
+        fn = ESTIMATORS[name]
+    except KeyError:
+        raise InputError(f"unknown estimator {name!r}; expected one of {', '.join(ESTIMATORS)}") from None
+    return fn(confidence, correct)
