@@ -189,7 +189,7 @@ def finite_core(comparisons, min_matches: int = 1, ties: str = "half"):
     graph. Every removed row is counted in the returned comparisons' ``excluded`` log."""
     from scipy.sparse.csgraph import connected_components as cc
 
-    current = comparisons
+    current = comparisons.subset(np.ones(len(comparisons), dtype=bool))  # copy: never mutate the caller's log
     while True:
         counts = aggregate(current)
         deg = counts.matches_per_player()

@@ -1,0 +1,135 @@
+"""Bad input raises InputError naming the row/column; ``on_invalid="exclude"`` counts every excluded row."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesrank.data import Comparisons, read_comparisons
+from bayesrank.errors import InputError
+
+
+def _frame(**over):
+    df = pd.DataFrame({
+        "model_a": ["x", "y", "z", "x", "y"],
+        "model_b": ["y", "z", "x", "z", "x"],
+        "outcome": ["a", "b", "tie", "a", "b"],
+    })
+    for k, v in over.items():
+        df[k] = v
+    return df
+
+
+def test_missing_column_named():
+    with pytest.raises(InputError, match=r"missing column\(s\) \['outcome'\]"):
+        Comparisons.from_frame(_frame().drop(columns="outcome"))
+    with pytest.raises(InputError, match="needs column"):
+        read_comparisons(pd.DataFrame({"left": ["a"], "winner": ["left"]}), format="llmfao")
+
+
+def test_unknown_outcome_label_names_rows_and_label():
+    df = _frame(outcome=["a", "b", "wat", "a", "WAT?"])
+    with pytest.raises(InputError) as e:
+        Comparisons.from_frame(df)
+    msg = str(e.value)
+    assert "'outcome'" in msg and "wat" in msg and "[2, 4]" in msg and "2 rows" in msg
+
+
+def test_outcome_map_extends_labels():
+    df = _frame(outcome=["A>B", "B>A", "same", "A>B", "B>A"])
+    c = Comparisons.from_frame(df, outcome_map={"same": "tie"})
+    assert c.frame["outcome"].astype(str).tolist() == ["a", "b", "tie", "a", "b"]
+
+
+def test_self_comparison_raises_then_excluded_and_counted():
+    df = _frame(model_b=["y", "y", "x", "x", "x"])  # rows 1, 3 are self-comparisons
+    with pytest.raises(InputError) as e:
+        Comparisons.from_frame(df)
+    assert "self-comparison" in str(e.value) and "[1, 3]" in str(e.value)
+    c = Comparisons.from_frame(df, on_invalid="exclude")
+    assert len(c) == 3
+    assert c.excluded.counts == {"self-comparison": 2}
+    assert c.excluded.examples["self-comparison"] == [1, 3]
+    assert len(c) + c.excluded.total == len(df)
+
+
+@pytest.mark.parametrize("bad", [np.nan, None, "", "  "])
+def test_missing_names(bad):
+    df = _frame(model_a=["x", bad, "z", "x", "y"])
+    with pytest.raises(InputError) as e:
+        Comparisons.from_frame(df)
+    assert "'model_a'" in str(e.value) and "[1]" in str(e.value)
+    c = Comparisons.from_frame(df, on_invalid="exclude")
+    assert c.excluded.total == 1 and len(c) == 4
+
+
+def test_exclusion_counts_add_up_with_several_reasons():
+    rng = np.random.default_rng(1)
+    n = 500
+    names = np.array(["p0", "p1", "p2", "p3"], dtype=object)
+    a = names[rng.integers(0, 4, n)]
+    b = names[rng.integers(0, 4, n)]
+    a[rng.random(n) < 0.05] = None
+    b[rng.random(n) < 0.05] = None
+    df = pd.DataFrame({"model_a": a, "model_b": b, "outcome": rng.choice(["a", "b", "tie"], n)})
+    c = read_comparisons(df, on_invalid="exclude")
+    sa, sb = pd.Series(a), pd.Series(b)
+    bad_name = sa.isna() | sb.isna()
+    same = (~bad_name) & (sa == sb)
+    assert c.excluded.total == int(bad_name.sum() + same.sum())
+    assert c.excluded.counts["self-comparison"] == int(same.sum())
+    # the two name reasons together count each missing-name row exactly once
+    named = {k: v for k, v in c.excluded.counts.items() if k.startswith("missing name")}
+    assert sum(named.values()) == int(bad_name.sum())
+    assert len(c) == n - c.excluded.total
+    assert "rows excluded" in c.excluded.report()
+
+
+@pytest.mark.parametrize("w", [-1.0, np.nan, np.inf, "heavy"])
+def test_bad_weights(w):
+    df = _frame(weight=[1.0, 2.0, w, 1.0, 1.0])
+    with pytest.raises(InputError) as e:
+        read_comparisons(df)
+    assert "'weight'" in str(e.value) and "[2]" in str(e.value)
+
+
+def test_empty_data():
+    with pytest.raises(InputError, match="0 rows"):
+        Comparisons.from_frame(_frame().iloc[:0])
+    only_self = pd.DataFrame({"model_a": ["x"], "model_b": ["x"], "outcome": ["a"]})
+    with pytest.raises(InputError, match="no comparisons left"):
+        Comparisons.from_frame(only_self, on_invalid="exclude")
+
+
+def test_missing_judge():
+    df = _frame(judge=["j", None, "j", "k", "k"])
+    with pytest.raises(InputError, match=r"'judge'.*\[1\]"):
+        read_comparisons(df)
+    c = read_comparisons(df, on_invalid="exclude")
+    assert c.excluded.total == 1 and len(c.judges) == 2
+
+
+def test_onehot_bad_row_named():
+    df = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "x"], "winner_model_a": [1, 1],
+                       "winner_model_b": [0, 1], "winner_tie": [0, 0]})
+    with pytest.raises(InputError, match=r"rows \[1\]"):
+        read_comparisons(df)
+
+
+def test_scores_non_numeric_points_named():
+    df = pd.DataFrame({"home_team": ["x", "y"], "away_team": ["y", "x"], "home_pts": [100, "?"], "away_pts": [90, 80]})
+    with pytest.raises(InputError, match=r"rows \[1\]"):
+        read_comparisons(df)
+
+
+def test_arena_counts_bad_index_and_counts():
+    good = {"models": ["a", "b", "c"], "X": [[0, 1], [1, 2]], "Y": [[1, 2, 0, 0], [3, 1, 1, 0]]}
+    assert read_comparisons(good).n_comparisons == 8
+    with pytest.raises(InputError, match=r"X rows \[1\]"):
+        read_comparisons({**good, "X": [[0, 1], [1, 5]]})
+    with pytest.raises(InputError, match=r"Y rows \[0\]"):
+        read_comparisons({**good, "Y": [[-1, 2, 0, 0], [3, 1, 1, 0]]})
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError):
+        read_comparisons("/nonexistent/file.csv")
