@@ -61,10 +61,10 @@ def validate_pair(confidence, correct, *, name: str = "confidence") -> tuple[np.
         raise InputError(f"{name}: row {int(np.flatnonzero(bad)[0])} is {c[bad][0]}; expected a finite probability in [0, 1]")
     bad = (c < 0) | (c > 1)
     if bad.any():
-        raise InputError(f"{name}: row {int(np.flatnonzero(bad)[0])} is {c[bad][0]!r}; expected a probability in [0, 1]")
+        raise InputError(f"{name}: row {int(np.flatnonzero(bad)[0])} is {float(c[bad][0]):g}; expected a probability in [0, 1]")
     bad = ~((y == 0) | (y == 1))
     if bad.any():
-        raise InputError(f"correctness: row {int(np.flatnonzero(bad)[0])} is {y[bad][0]!r}; expected binary 0/1 (or True/False)")
+        raise InputError(f"correctness: row {int(np.flatnonzero(bad)[0])} is {float(y[bad][0]):g}; expected binary 0/1 (or True/False)")
     return c, y
 
 

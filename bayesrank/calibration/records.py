@@ -78,7 +78,7 @@ def _as_correct(values: pd.Series, col: str, log: ExclusionLog) -> pd.Series:
             out.append(float(v))
         elif isinstance(v, (int, float, np.integer, np.floating)):
             if v not in (0, 1):
-                raise InputError(f"column {col!r}, row {idx}: correctness {v!r}; expected binary 0/1 or True/False")
+                raise InputError(f"column {col!r}, row {idx}: correctness {float(v):g}; expected binary 0/1 or True/False")
             out.append(float(v))
         else:
             key = str(v).strip().lower()
@@ -94,7 +94,7 @@ def _check_unit_interval(s: pd.Series, col: str) -> None:
     bad = s.notna() & ((s < 0) | (s > 1) | ~np.isfinite(s.fillna(0.5)))
     if bad.any():
         idx = s.index[bad][0]
-        raise InputError(f"column {col!r}, row {idx}: confidence {s[idx]!r} outside [0, 1]; expected a probability")
+        raise InputError(f"column {col!r}, row {idx}: confidence {float(s[idx]):g} outside [0, 1]; expected a probability")
 
 
 def _parse_logprob_cell(v, idx, col):
