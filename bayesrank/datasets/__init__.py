@@ -11,6 +11,16 @@ def path(name: str) -> Path:
     """Absolute path of a bundled file, e.g. ``path("llmfao/crowd-comparisons.csv")``."""
     p = ROOT / name
     if not p.exists():
-        available = sorted(str(q.relative_to(ROOT)) for q in ROOT.rglob("*") if q.is_file() and q.suffix != ".py")
-        raise FileNotFoundError(f"no bundled dataset {name!r}; available: {', '.join(available[:40])} ...")
+        raise FileNotFoundError(f"no such file and no bundled dataset {name!r}; bundled: {', '.join(available())}")
     return p
+
+
+def available() -> list[str]:
+    """Bundled data files (a folder named ``raw`` is listed once, not file by file)."""
+    names = set()
+    for q in ROOT.rglob("*"):
+        if q.is_file() and q.suffix not in (".py", ".md") and "__pycache__" not in q.parts:
+            parts = q.relative_to(ROOT).parts
+            cut = parts.index("raw") + 1 if "raw" in parts else len(parts)
+            names.add("/".join(parts[:cut]) + ("/" if cut < len(parts) else ""))
+    return sorted(names)
