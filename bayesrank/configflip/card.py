@@ -1,0 +1,243 @@
+"""GRID card: a disclosure record of the harness configuration beside every score, and the rho_flip of
+every pairwise claim the scores support. JSON/YAML (validated against :data:`GRID_CARD_SCHEMA` with
+jsonschema) plus a Markdown rendering.
+
+Every provenance field is *required* but may be ``null``: an unknown field is recorded as unknown
+(and listed under ``disclosure_gaps``), never silently omitted.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import InputError
+
+from .grid import EvalGrid, config_label
+from .metrics import pairwise_flips
+
+SCHEMA_VERSION = "1.0"
+_NULLABLE_STR = {"type": ["string", "null"]}
+_NULLABLE_NUM = {"type": ["number", "null"]}
+_NULLABLE_INT = {"type": ["integer", "null"]}
+
+PROVENANCE_FIELDS = ("model_revision", "quantisation", "harness", "harness_version", "harness_commit",
+                     "template_hash", "num_fewshot", "fewshot_seed", "scoring_rule", "item_subset_hash")
+
+GRID_CARD_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "GRID card (bayesrank configflip)",
+    "type": "object",
+    "required": ["grid_card_version", "created", "range", "axes", "entries", "claims", "disclosure_gaps"],
+    "additionalProperties": False,
+    "properties": {
+        "grid_card_version": {"const": SCHEMA_VERSION},
+        "title": {"type": "string"},
+        "created": {"type": "string"},
+        "range": {"type": "string"},
+        "axes": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "entries": {
+            "type": "array", "minItems": 1,
+            "items": {
+                "type": "object", "additionalProperties": False,
+                "required": ["model", "benchmark", "configuration", "score", "stderr", "n_items", "model_revision",
+                             "quantisation", "harness", "harness_version", "harness_commit", "template_hash",
+                             "decoding", "num_fewshot", "fewshot_seed", "scoring_rule", "item_subset_hash",
+                             "source"],
+                "properties": {
+                    "model": {"type": "string"}, "benchmark": {"type": "string"},
+                    "configuration": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "score": {"type": "number"}, "stderr": _NULLABLE_NUM, "n_items": _NULLABLE_INT,
+                    "model_revision": _NULLABLE_STR, "quantisation": _NULLABLE_STR, "harness": _NULLABLE_STR,
+                    "harness_version": _NULLABLE_STR, "harness_commit": _NULLABLE_STR,
+                    "template_hash": _NULLABLE_STR,
+                    "decoding": {"type": "object", "required": ["temperature", "top_p", "do_sample"],
+                                 "properties": {"temperature": _NULLABLE_NUM, "top_p": _NULLABLE_NUM,
+                                                "do_sample": {"type": ["boolean", "null"]},
+                                                "max_tokens": _NULLABLE_INT}},
+                    "num_fewshot": _NULLABLE_INT, "fewshot_seed": _NULLABLE_INT,
+                    "scoring_rule": _NULLABLE_STR, "item_subset_hash": _NULLABLE_STR, "source": _NULLABLE_STR,
+                },
+            },
+        },
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object", "additionalProperties": False,
+                "required": ["benchmark", "model_a", "model_b", "verdict", "n_plus", "n_minus", "n_ties",
+                             "n_configs", "rho_flip", "strict_order_free"],
+                "properties": {
+                    "benchmark": {"type": "string"}, "model_a": {"type": "string"}, "model_b": {"type": "string"},
+                    "verdict": {"type": "string"},
+                    "n_plus": {"type": "integer", "minimum": 0}, "n_minus": {"type": "integer", "minimum": 0},
+                    "n_ties": {"type": "integer", "minimum": 0}, "n_configs": {"type": "integer", "minimum": 1},
+                    "rho_flip": {"type": "number", "minimum": 0, "maximum": 0.5},
+                    "strict_order_free": {"type": "boolean"},
+                },
+            },
+        },
+        "disclosure_gaps": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+    },
+}
+
+
+def _clean(v):
+    if v is None:
+        return None
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        return _clean(v.item())
+    if v is pd.NA or (not isinstance(v, (str, bool, int, float, dict, list)) and pd.isna(v)):
+        return None
+    return v
+
+
+def _int_or_none(v):
+    v = _clean(v)
+    if v is None or v == "":
+        return None
+    try:
+        return int(float(v))
+    except (TypeError, ValueError):
+        return None
+
+
+def _num_or_none(v):
+    v = _clean(v)
+    try:
+        return None if v is None else float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _str_or_none(v):
+    v = _clean(v)
+    return None if v is None or v == "" else str(v)
+
+
+def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = None, range_spec: str = "full",
+               title: str = "GRID card", scoring_col: str = "metric", tol: float = 0.0) -> dict:
+    """Card from reader rows (one per score; provenance columns as the readers name them).
+
+    ``grid`` (default: built from ``rows`` with ``axes``) supplies the pairwise claims and their rho_flip.
+    """
+    if grid is None:
+        grid = EvalGrid.from_scores(rows.reset_index(drop=True), axes=axes,
+                                    n_items="n_items" if "n_items" in rows and rows["n_items"].notna().all() else None)
+    get = lambda r, k: r.get(k) if k in r else None  # noqa: E731
+    entries = []
+    for r in rows.to_dict(orient="records"):
+        entries.append({
+            "model": str(r["model"]), "benchmark": str(r["benchmark"]),
+            "configuration": {a: str(r[a]) for a in axes},
+            "score": float(r["score"]), "stderr": _num_or_none(get(r, "stderr")),
+            "n_items": _int_or_none(get(r, "n_items")),
+            "model_revision": _str_or_none(get(r, "model_revision")),
+            "quantisation": _str_or_none(get(r, "quantisation")),
+            "harness": _str_or_none(get(r, "harness")), "harness_version": _str_or_none(get(r, "harness_version")),
+            "harness_commit": _str_or_none(get(r, "harness_commit")),
+            "template_hash": _str_or_none(get(r, "template_hash") or get(r, "prompt_hash")),
+            "decoding": {"temperature": _num_or_none(get(r, "temperature")), "top_p": _num_or_none(get(r, "top_p")),
+                         "do_sample": _clean(get(r, "do_sample")) if isinstance(_clean(get(r, "do_sample")), bool)
+                         else None, "max_tokens": _int_or_none(get(r, "max_tokens"))},
+            "num_fewshot": _int_or_none(get(r, "num_fewshot")), "fewshot_seed": _int_or_none(get(r, "fewshot_seed")),
+            "scoring_rule": _str_or_none(get(r, scoring_col)),
+            "item_subset_hash": _str_or_none(get(r, "item_subset_hash")),
+            "source": _str_or_none(get(r, "source_file")),
+        })
+    claims = []
+    for b in grid.benchmarks:
+        if len(grid.configurations(b)) < 2:
+            continue
+        for p in pairwise_flips(grid, b, tol).to_dict(orient="records"):
+            if p["n_configs"] == 0:
+                continue
+            a, bb = p["model_a"], p["model_b"]
+            if p["n_plus"] >= p["n_minus"]:
+                verdict = f"{a} > {bb} in {p['n_plus']} of {p['n_configs']} configurations"
+            else:
+                verdict = f"{bb} > {a} in {p['n_minus']} of {p['n_configs']} configurations"
+            claims.append({"benchmark": b, "model_a": a, "model_b": bb, "verdict": verdict,
+                           **{k: int(p[k]) for k in ("n_plus", "n_minus", "n_ties", "n_configs")},
+                           "rho_flip": float(p["rho_flip"]), "strict_order_free": bool(p["strict_order_free"])})
+    gaps = {f: sum(1 for e in entries if e[f] is None) for f in PROVENANCE_FIELDS}
+    gaps["decoding.temperature"] = sum(1 for e in entries if e["decoding"]["temperature"] is None)
+    card = {"grid_card_version": SCHEMA_VERSION, "title": title,
+            "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "range": range_spec or "full", "axes": list(axes), "entries": entries, "claims": claims,
+            "disclosure_gaps": {k: v for k, v in gaps.items()}}
+    validate_card(card)
+    return card
+
+
+def validate_card(card: dict) -> None:
+    """jsonschema validation; raises InputError naming the offending path."""
+    import jsonschema
+
+    v = jsonschema.Draft202012Validator(GRID_CARD_SCHEMA)
+    errors = sorted(v.iter_errors(card), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        raise InputError(f"GRID card invalid at {where}: {e.message} ({len(errors)} error(s))")
+
+
+def render_markdown(card: dict, max_entries: int = 200) -> str:
+    """Human-readable card: provenance table per score, then the pairwise claims with rho_flip."""
+    L = [f"# {card.get('title', 'GRID card')}", "",
+         f"GRID card v{card['grid_card_version']} · created {card['created']} · range `{card['range']}` · "
+         f"axes: {', '.join(card['axes'])}", "", "## Scores and their configuration", "",
+         "| model | benchmark | configuration | score | n | harness (version/commit) | revision | quant | "
+         "template hash | decoding | few-shot (seed) | scoring | item subset |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    short = lambda h: "—" if not h else str(h)[:10]  # noqa: E731
+    for e in card["entries"][:max_entries]:
+        dec = e["decoding"]
+        dec_s = "—" if dec["temperature"] is None and dec["do_sample"] is None else \
+            f"T={dec['temperature']}, sample={dec['do_sample']}"
+        L.append(f"| {e['model']} | {e['benchmark']} | {config_label(e['configuration'].values(), e['configuration'])}"
+                 f" | {e['score']:.4f} | {e['n_items'] or '—'} | {e['harness'] or '—'} "
+                 f"({e['harness_version'] or '—'}/{short(e['harness_commit'])}) | {e['model_revision'] or '—'} | "
+                 f"{e['quantisation'] or '—'} | {short(e['template_hash'])} | {dec_s} | "
+                 f"{e['num_fewshot'] if e['num_fewshot'] is not None else '—'} ({e['fewshot_seed'] or '—'}) | "
+                 f"{e['scoring_rule'] or '—'} | {short(e['item_subset_hash'])} |")
+    if len(card["entries"]) > max_entries:
+        L.append(f"\n… {len(card['entries']) - max_entries} more entries in the JSON/YAML card.")
+    L += ["", "## Pairwise claims and their contradiction rate", "",
+          "| benchmark | claim | N+ | N− | ties | ρ_flip | strict-reversal-free |", "|---|---|---|---|---|---|---|"]
+    for c in card["claims"]:
+        L.append(f"| {c['benchmark']} | {c['verdict']} | {c['n_plus']} | {c['n_minus']} | {c['n_ties']} | "
+                 f"{c['rho_flip']:.3f} | {'yes' if c['strict_order_free'] else 'no'} |")
+    L += ["", "## Disclosure gaps (entries with the field unrecorded)", ""]
+    L += [f"- {k}: {v} of {len(card['entries'])}" for k, v in card["disclosure_gaps"].items()]
+    return "\n".join(L) + "\n"
+
+
+def write_card(card: dict, path: str | Path) -> Path:
+    """Write JSON (``.json``) or YAML (``.yaml``/``.yml``), and the Markdown rendering beside it (``.md``)."""
+    import yaml
+
+    validate_card(card)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix in (".yaml", ".yml"):
+        path.write_text(yaml.safe_dump(card, sort_keys=False, allow_unicode=True))
+    else:
+        path.write_text(json.dumps(card, indent=2))
+    path.with_suffix(".md").write_text(render_markdown(card))
+    return path
+
+
+def read_card(path: str | Path) -> dict:
+    import yaml
+
+    path = Path(path)
+    text = path.read_text()
+    card = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
+    validate_card(card)
+    return card

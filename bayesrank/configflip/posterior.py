@@ -1,0 +1,239 @@
+"""Posterior flip probabilities: a hierarchical PyMC model of correctness by model, axis levels and
+their interactions (see ``models/configflip.md``).
+
+Latent ability of model m in configuration c (levels ``l_a(c)`` of each axis a)::
+
+    eta[m, c] = mu + alpha[m] + sum_a beta_a[l_a(c)] + sum_a gamma_a[m, l_a(c)] + delta[m, c]
+
+- per-item data:  y[m, c, i] ~ Bernoulli(logit^-1(eta[m, c] + u[i])),  u[i] item difficulty shared by
+  every model and configuration (the fixed item subset);
+- counts only:    k[m, c] ~ Binomial(n[m, c], logit^-1(eta[m, c])).
+
+Non-centred normal effects with half-normal scales. Because ``u`` is shared and logit^-1 is monotone,
+model A beats B on the item population in configuration c iff ``eta[A, c] > eta[B, c]``, so
+``P(A > B | c) = P(eta[A, c] > eta[B, c] | data)``; each posterior draw of ``eta`` induces a rho_flip per
+pair and an ordering per configuration, which gives the posterior of rho_flip and of the set of
+reachable orderings *without* the item-sampling noise that inflates the raw rho_flip.
+
+The frequentist twin (``method="mle"``) is the no-pooling answer: cell proportions with binomial
+standard errors, ``P(A > B | c) = Phi((p_A - p_B) / sqrt(v_A + v_B))``, and draws from that normal
+approximation for the rho_flip/ordering summaries.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from bayesrank.errors import InputError
+
+from .grid import MODEL, N_CORRECT, N_ITEMS, EvalGrid, config_label
+from .metrics import ordering_label
+
+
+@dataclass
+class FlipPosterior:
+    """Hierarchical flip model for ONE benchmark of ``grid``."""
+
+    grid: EvalGrid
+    benchmark: str | None = None
+    interactions: bool = True          # model x axis-level effects gamma_a[m, l]
+    cell_effects: bool = True          # residual model x configuration effects delta[m, c]
+    use_items: bool | None = None      # per-item Bernoulli with item effects (default: when items exist)
+    prior_scale: float = 1.0
+    _index: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        g = self.grid
+        if self.benchmark is None:
+            if len(g.benchmarks) != 1:
+                raise InputError(f"grid has benchmarks {g.benchmarks}: pass benchmark=...")
+            self.benchmark = g.benchmarks[0]
+        self.grid = g.benchmark(self.benchmark)
+        if self.use_items is None:
+            self.use_items = self.grid.items is not None
+        if self.use_items and self.grid.items is None:
+            raise InputError("use_items=True but the grid has no per-item data")
+        if not self.use_items and N_ITEMS not in self.grid.data.columns:
+            raise InputError("the posterior model needs item counts: build the grid with n_items=... (or from "
+                             "per-item data); lm-eval stderr gives n via readers.n_from_stderr")
+        conf = self.grid.configurations()
+        if len(conf) < 2:
+            raise InputError(f"benchmark {self.benchmark!r} has a single configuration: nothing can flip")
+        self.configs = list(conf["config"])
+        self.models = self.grid.models
+        self.levels = {a: list(pd.unique(conf[a])) for a in self.grid.axes}
+        self.level_index = {a: np.array([self.levels[a].index(v) for v in conf[a]]) for a in self.grid.axes}
+
+    # ------------------------------------------------------------------ data
+    def _cell_index(self, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        labels = [config_label(r, self.grid.axes) for r in df[list(self.grid.axes)].itertuples(index=False)]
+        c = pd.Index(self.configs).get_indexer(labels)
+        m = pd.Index(self.models).get_indexer(df[MODEL])
+        return m, c
+
+    def observed(self) -> pd.DataFrame:
+        d = self.grid.data
+        m, c = self._cell_index(d)
+        return pd.DataFrame({"m": m, "c": c, "n": d[N_ITEMS].to_numpy(), "k": d[N_CORRECT].to_numpy(),
+                             "p": d["score"].to_numpy()})
+
+    # ------------------------------------------------------------------ model
+    def build(self):
+        import pymc as pm
+
+        axes = self.grid.axes
+        coords = {"model": self.models, "config": self.configs}
+        for a in axes:
+            coords[f"{a}_level"] = [str(v) for v in self.levels[a]]
+        s = self.prior_scale
+        with pm.Model(coords=coords) as model:
+            mu = pm.Normal("mu", 0.0, 1.5)
+            sigma_model = pm.HalfNormal("sigma_model", 1.0 * s)
+            alpha = pm.Deterministic("alpha", sigma_model * pm.ZeroSumNormal("alpha_z", 1.0, dims="model"),
+                                     dims="model")
+            eta = mu + alpha[:, None]
+            for a in axes:
+                li = self.level_index[a]
+                sb = pm.HalfNormal(f"sigma_{a}", 0.5 * s)
+                beta = pm.Deterministic(f"beta_{a}", sb * pm.ZeroSumNormal(f"beta_{a}_z", 1.0, dims=f"{a}_level"),
+                                        dims=f"{a}_level")
+                eta = eta + beta[li][None, :]
+                if self.interactions:
+                    sg = pm.HalfNormal(f"sigma_model_{a}", 0.5 * s)
+                    gamma = pm.Deterministic(
+                        f"gamma_{a}", sg * pm.ZeroSumNormal(f"gamma_{a}_z", 1.0, dims=("model", f"{a}_level"),
+                                                            n_zerosum_axes=2),
+                        dims=("model", f"{a}_level"))
+                    eta = eta + gamma[:, li]
+            if self.cell_effects:
+                sd = pm.HalfNormal("sigma_cell", 0.25 * s)
+                eta = eta + sd * pm.ZeroSumNormal("delta_z", 1.0, dims=("model", "config"), n_zerosum_axes=2)
+            eta = pm.Deterministic("eta", eta, dims=("model", "config"))
+            if self.use_items:
+                it = self.grid.items
+                m, c = self._cell_index(it)
+                codes, uniq = pd.factorize(it["item"])
+                model.add_coord("item", [str(u) for u in uniq])
+                su = pm.HalfNormal("sigma_item", 1.5)
+                u = su * pm.ZeroSumNormal("u_z", 1.0, dims="item")
+                pm.Bernoulli("y", logit_p=eta[m, c] + u[codes], observed=it["correct"].to_numpy().round().astype(int))
+            else:
+                obs = self.observed()
+                pm.Binomial("k", n=obs["n"].to_numpy(), logit_p=eta[obs["m"].to_numpy(), obs["c"].to_numpy()],
+                            observed=obs["k"].to_numpy())
+        return model
+
+    def fit(self, method: str = "nuts", draws: int = 500, tune: int = 500, chains: int = 2, cores: int = 1,
+            random_seed: int = 0, target_accept: float = 0.9, nuts_sampler: str = "pymc",
+            progressbar: bool = False) -> "FlipResult":
+        """``method="nuts"``: hierarchical posterior; ``"mle"``: no-pooling normal approximation."""
+        if method == "mle":
+            return self._fit_mle(draws * chains, random_seed)
+        if method != "nuts":
+            raise InputError(f"method must be 'nuts' or 'mle', got {method!r}")
+        import pymc as pm
+
+        model = self.build()
+        with model:
+            idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                              target_accept=target_accept, nuts_sampler=nuts_sampler, progressbar=progressbar,
+                              compute_convergence_checks=False)
+        eta = idata["posterior"]["eta"].stack(sample=("chain", "draw")).transpose("sample", "model", "config")
+        return FlipResult(self, eta.to_numpy(), method="nuts", idata=idata)
+
+    def _fit_mle(self, n_draws: int, seed: int) -> "FlipResult":
+        obs = self.observed()
+        p = (obs["k"] + 0.5) / (obs["n"] + 1.0)  # continuity-corrected so all-correct cells have v > 0
+        se = np.sqrt(p * (1 - p) / obs["n"])
+        mean = np.full((len(self.models), len(self.configs)), np.nan)
+        sd = np.full_like(mean, np.nan)
+        mean[obs["m"], obs["c"]] = obs["p"]
+        sd[obs["m"], obs["c"]] = se
+        rng = np.random.default_rng(seed)
+        draws = mean[None] + sd[None] * rng.standard_normal((n_draws, *mean.shape))
+        return FlipResult(self, draws, method="mle", mle=(mean, sd))
+
+
+@dataclass
+class FlipResult:
+    """Draws of the latent cell abilities (``eta``: sample x model x config) and their summaries."""
+
+    spec: FlipPosterior
+    eta: np.ndarray
+    method: str
+    idata: object = None
+    mle: tuple | None = None
+
+    def p_greater(self) -> pd.DataFrame:
+        """P(A > B | c) for every pair and configuration, with the observed score difference."""
+        s = self.spec
+        obs = s.grid.wide(s.benchmark).reindex(index=s.configs, columns=s.models)
+        rows = []
+        for (ia, a), (ib, b) in itertools.combinations(enumerate(s.models), 2):
+            if self.mle is not None:
+                mean, sd = self.mle
+                with np.errstate(invalid="ignore"):
+                    pg = stats.norm.cdf((mean[ia] - mean[ib]) / np.sqrt(sd[ia] ** 2 + sd[ib] ** 2))
+            else:
+                pg = (self.eta[:, ia, :] > self.eta[:, ib, :]).mean(axis=0)
+            for k, c in enumerate(s.configs):
+                rows.append({"model_a": a, "model_b": b, "config": c, "p_a_greater": float(pg[k]),
+                             "observed_diff": float(obs.loc[c, a] - obs.loc[c, b])})
+        return pd.DataFrame(rows)
+
+    def rho_flip_draws(self) -> dict[tuple[str, str], np.ndarray]:
+        """Per pair, rho_flip computed in every draw over the configurations where both were observed."""
+        s = self.spec
+        obs = s.grid.wide(s.benchmark).reindex(index=s.configs, columns=s.models).notna().to_numpy()
+        out = {}
+        for (ia, a), (ib, b) in itertools.combinations(enumerate(s.models), 2):
+            both = obs[:, ia] & obs[:, ib]
+            d = self.eta[:, ia, both] - self.eta[:, ib, both]
+            npos, nneg = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
+            out[(a, b)] = np.minimum(npos, nneg) / max(both.sum(), 1)
+        return out
+
+    def pair_summary(self, level: float = 0.95) -> pd.DataFrame:
+        """Per pair: posterior mean/sd/interval of rho_flip, P(rho_flip > 0), and whether the model
+        *claims* a reversal: some configuration with P(A>B|c) >= level and another with <= 1 - level."""
+        pg = self.p_greater()
+        rows = []
+        for (a, b), r in self.rho_flip_draws().items():
+            p = pg[(pg["model_a"] == a) & (pg["model_b"] == b)]["p_a_greater"].to_numpy()
+            lo, hi = np.quantile(r, [0.03, 0.97])
+            n_a, n_b = int((p >= level).sum()), int((p <= 1 - level).sum())
+            rows.append({"model_a": a, "model_b": b, "rho_flip_mean": float(r.mean()), "rho_flip_sd": float(r.std()),
+                         "rho_flip_lo94": float(lo), "rho_flip_hi94": float(hi), "p_rho_flip_positive": float((r > 0).mean()),
+                         "n_configs_a_credibly_better": n_a, "n_configs_b_credibly_better": n_b,
+                         "claims_reversal": bool(n_a > 0 and n_b > 0)})
+        return pd.DataFrame(rows)
+
+    def orderings(self) -> pd.DataFrame:
+        """Posterior over orderings: P(ordering is reached by some configuration) and expected count."""
+        s = self.spec
+        obs = s.grid.wide(s.benchmark).reindex(index=s.configs, columns=s.models).notna().all(axis=1).to_numpy()
+        eta = self.eta[:, :, obs]
+        counts: dict[str, np.ndarray] = {}
+        n = eta.shape[0]
+        for t in range(n):
+            labs = [ordering_label(eta[t, :, k], s.models) for k in range(eta.shape[2])]
+            for lab, cnt in zip(*np.unique(labs, return_counts=True)):
+                counts.setdefault(lab, np.zeros(n))[t] = cnt
+        rows = [{"ordering": k, "p_reachable": float((v > 0).mean()), "expected_count": float(v.mean())}
+                for k, v in counts.items()]
+        return pd.DataFrame(rows).sort_values("expected_count", ascending=False).reset_index(drop=True)
+
+    def p_flip_summary(self) -> dict[tuple[str, str], dict]:
+        """Compact per-pair summary used in the CLI JSON (``p_flip``)."""
+        out = {}
+        for r in self.pair_summary().to_dict(orient="records"):
+            out[(r["model_a"], r["model_b"])] = {
+                "method": self.method, "rho_flip_mean": r["rho_flip_mean"],
+                "rho_flip_interval94": [r["rho_flip_lo94"], r["rho_flip_hi94"]],
+                "p_rho_flip_positive": r["p_rho_flip_positive"], "claims_reversal": r["claims_reversal"]}
+        return out

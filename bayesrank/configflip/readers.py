@@ -1,0 +1,349 @@
+"""Readers for evaluation-harness outputs -> tidy rows (one per model x task x metric x configuration).
+
+Every reader returns a DataFrame with at least: ``model, benchmark, metric, score, harness`` plus the
+configuration/provenance columns the format records (``num_fewshot``, ``model_args``,
+``harness_version``, ``harness_commit``, ``n_items``, ``stderr``, decoding parameters, ...). Use
+:func:`to_grid` to choose the axes. Formats:
+
+- lm-evaluation-harness results JSON, both the 2023 (v0.3: ``results/versions/config``) and the
+  v0.4 layout (``"acc,none"`` keys, ``configs``, ``n-shot``, ``n-samples``, ``git_hash``,
+  ``lm_eval_version``) -> :func:`read_lm_eval_results`;
+  its ``samples_<task>_*.jsonl`` per-item logs (``doc_id``, ``doc_hash``, ``prompt_hash``,
+  ``filter``, ``metrics`` + one field per metric) -> :func:`read_lm_eval_samples`;
+- Inspect AI JSON eval logs (``version``, ``eval``, ``plan``, ``results.scores[].metrics``,
+  ``samples[].scores``) -> :func:`read_inspect_log` (per item with ``items=True``);
+- HELM ``per_instance_stats.json`` + ``run_spec.json`` of one run directory -> :func:`read_helm_run`;
+- plain CSV -> :func:`read_csv`.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import InputError
+
+from .grid import EvalGrid
+
+
+def _load_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not valid JSON ({err})") from None
+
+
+def sha256_text(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(str(text).encode()).hexdigest()
+
+
+def model_name_from_args(model_args: str | None) -> str | None:
+    """``pretrained=bigscience/bloom-1b1,use_accelerate=True`` -> ``bigscience/bloom-1b1``."""
+    if not model_args:
+        return None
+    for part in str(model_args).split(","):
+        k, _, v = part.partition("=")
+        if k.strip() in ("pretrained", "model", "model_name", "engine", "path"):
+            return v.strip()
+    return None
+
+
+def n_from_stderr(p: float, se: float) -> int | None:
+    """Sample size implied by a binary accuracy and lm-eval's stderr ``se = sqrt(p(1-p)/(n-1))``."""
+    if se is None or not np.isfinite(se) or se <= 0 or not 0 < p < 1:
+        return None
+    return int(round(p * (1 - p) / se**2 + 1))
+
+
+def items_from_stderr(rows: pd.DataFrame, benchmark: str = "benchmark", score: str = "score",
+                      stderr: str = "stderr") -> pd.Series:
+    """Item count per row from (accuracy, stderr); a task's count is shared by all its rows, so rows
+    where it is not derivable (accuracy 0 or 1, stderr missing) take the median of their task's other
+    rows. Raises InputError naming the benchmarks where no row allows it."""
+    n = pd.Series([n_from_stderr(p, s) for p, s in zip(rows[score], rows[stderr])], index=rows.index, dtype=float)
+    fill = n.groupby(rows[benchmark]).transform("median")
+    n = n.fillna(fill)
+    if n.isna().any():
+        bad = sorted(rows.loc[n.isna(), benchmark].astype(str).unique())
+        raise InputError(f"cannot derive item counts from stderr for benchmark(s) {bad}; give an n_items column")
+    return n.round().astype(int)
+
+
+# ----------------------------------------------------------------------------- lm-evaluation-harness
+def read_lm_eval_results(path: str | Path, model: str | None = None) -> pd.DataFrame:
+    """One lm-evaluation-harness results JSON -> tidy rows (task = benchmark, one row per metric/filter)."""
+    path = Path(path)
+    raw = _load_json(path)
+    if not isinstance(raw, dict) or "results" not in raw:
+        raise InputError(f"{path}: not an lm-evaluation-harness results file (no 'results' key)")
+    cfg = raw.get("config") or {}
+    model_args = cfg.get("model_args")
+    if isinstance(model_args, dict):
+        model_args = ",".join(f"{k}={v}" for k, v in model_args.items())
+    name = model or raw.get("model_name") or model_name_from_args(model_args) or cfg.get("model") or path.stem
+    nshot = raw.get("n-shot") or {}
+    nsamples = raw.get("n-samples") or {}
+    configs = raw.get("configs") or {}
+    rows = []
+    for task, res in raw["results"].items():
+        tcfg = configs.get(task, {})
+        fewshot = nshot.get(task, tcfg.get("num_fewshot", cfg.get("num_fewshot")))
+        gen = tcfg.get("generation_kwargs") or {}
+        n_eff = (nsamples.get(task) or {}).get("effective")
+        for key, value in res.items():
+            if key == "alias" or "_stderr" in key or not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            metric, _, filt = key.partition(",")
+            se_key = f"{metric}_stderr" + (f",{filt}" if filt else "")
+            se = res.get(se_key)
+            se = float(se) if isinstance(se, (int, float)) else np.nan
+            rows.append({
+                "model": name, "benchmark": task, "metric": metric, "filter": filt or "none",
+                "score": float(value), "stderr": se,
+                "n_items": n_eff if n_eff is not None else n_from_stderr(float(value), se),
+                "num_fewshot": fewshot, "harness": "lm-evaluation-harness",
+                "harness_version": raw.get("lm_eval_version"), "harness_commit": raw.get("git_hash"),
+                "model_backend": cfg.get("model"), "model_args": model_args,
+                "model_revision": raw.get("model_revision") or _arg(model_args, "revision"),
+                "quantisation": _quant(model_args), "task_version": (raw.get("versions") or {}).get(task),
+                "template_hash": sha256_text(tcfg.get("doc_to_text")) if tcfg.get("doc_to_text") else None,
+                "chat_template_hash": raw.get("chat_template_sha"),
+                "fewshot_seed": cfg.get("fewshot_seed", cfg.get("random_seed")),
+                "temperature": gen.get("temperature", 0.0 if gen.get("do_sample") is False else None),
+                "do_sample": gen.get("do_sample"), "limit": cfg.get("limit"),
+                "source_file": str(path),
+            })
+    if not rows:
+        raise InputError(f"{path}: results hold no numeric metric")
+    return pd.DataFrame(rows)
+
+
+def _arg(model_args: str | None, key: str) -> str | None:
+    for part in str(model_args or "").split(","):
+        k, _, v = part.partition("=")
+        if k.strip() == key:
+            return v.strip()
+    return None
+
+
+def _quant(model_args: str | None) -> str | None:
+    """Quantisation recorded in model_args (load_in_4bit/8bit, bnb_4bit_quant_type, dtype), else None."""
+    a = str(model_args or "")
+    if "bnb_4bit_quant_type" in a:
+        return _arg(a, "bnb_4bit_quant_type")
+    if "load_in_4bit=True" in a:
+        return "4bit"
+    if "load_in_8bit=True" in a:
+        return "8bit"
+    return _arg(a, "dtype")
+
+
+def read_lm_eval_dir(root: str | Path, pattern: str = "**/*.json") -> pd.DataFrame:
+    """Every results JSON under ``root`` (e.g. the bundled 2023 grid's ``raw/``), concatenated."""
+    files = sorted(glob.glob(str(Path(root) / pattern), recursive=True))
+    if not files:
+        raise InputError(f"no results JSON under {root} matching {pattern}")
+    return pd.concat([read_lm_eval_results(f) for f in files], ignore_index=True)
+
+
+def read_lm_eval_samples(path: str | Path, metric: str | None = None, model: str | None = None,
+                         task: str | None = None) -> pd.DataFrame:
+    """lm-eval ``samples_<task>_<date>.jsonl`` -> per-item rows ``item, correct, metric, filter, ...``.
+
+    ``metric`` defaults to the first name in each line's ``metrics`` list; the item id is ``doc_id``
+    (``doc_hash`` and ``prompt_hash`` are kept: the prompt hash is the template-text fingerprint).
+    """
+    path = Path(path)
+    if task is None:
+        m = re.match(r"samples_(.+?)_\d{4}-\d{2}-\d{2}T", path.name)
+        task = m.group(1) if m else path.stem.removeprefix("samples_")
+    rows = []
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}:{lineno}: not valid JSON ({err})") from None
+        names = rec.get("metrics") or [k for k in ("acc", "exact_match", "acc_norm") if k in rec]
+        mname = metric or (names[0] if names else None)
+        if mname is None or mname not in rec:
+            raise InputError(f"{path}:{lineno}: no per-item metric {metric or '(metrics list empty)'}; "
+                             f"fields: {sorted(rec)}")
+        rows.append({"model": model, "benchmark": task, "item": str(rec.get("doc_id")),
+                     "correct": float(rec[mname]), "metric": mname, "filter": rec.get("filter", "none"),
+                     "doc_hash": rec.get("doc_hash"), "prompt_hash": rec.get("prompt_hash")})
+    if not rows:
+        raise InputError(f"{path}: no samples")
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- Inspect AI
+_INSPECT_VALUE = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+
+
+def read_inspect_log(path: str | Path, items: bool = False, scorer: str | None = None) -> pd.DataFrame:
+    """Inspect AI JSON eval log -> tidy rows (aggregate metrics) or per-item rows (``items=True``).
+
+    Score values ``C``/``I``/``P``/``N`` map to 1/0/0.5/0 (Inspect's ``value_to_float``); numbers pass.
+    """
+    path = Path(path)
+    raw = _load_json(path)
+    if not isinstance(raw, dict) or "eval" not in raw:
+        raise InputError(f"{path}: not an Inspect AI JSON log (no 'eval' key)")
+    if raw.get("status") not in (None, "success"):
+        raise InputError(f"{path}: eval status is {raw.get('status')!r}, not 'success'")
+    ev = raw["eval"]
+    plan_cfg = (raw.get("plan") or {}).get("config") or {}
+    gen_cfg = {**(ev.get("model_generate_config") or {}), **plan_cfg}
+    rev = ev.get("revision") or {}
+    common = {
+        "model": ev.get("model"), "benchmark": ev.get("task"), "harness": "inspect_ai",
+        "harness_version": (ev.get("packages") or {}).get("inspect_ai"), "harness_commit": rev.get("commit"),
+        "temperature": gen_cfg.get("temperature"), "top_p": gen_cfg.get("top_p"),
+        "num_fewshot": (ev.get("task_args") or {}).get("fewshot", 0),
+        "fewshot_seed": (ev.get("task_args") or {}).get("fewshot_seed"),
+        "dataset": (ev.get("dataset") or {}).get("name"), "source_file": str(path),
+    }
+    if items:
+        rows = []
+        for s in raw.get("samples") or []:
+            for name, sc in (s.get("scores") or {}).items():
+                if scorer and name != scorer:
+                    continue
+                v = sc.get("value")
+                v = _INSPECT_VALUE.get(v, v) if isinstance(v, str) else v
+                if not isinstance(v, (int, float)):
+                    raise InputError(f"{path}: sample {s.get('id')} scorer {name}: non-scalar value {v!r}")
+                rows.append({**common, "item": f"{s.get('id')}#{s.get('epoch', 1)}", "correct": float(v),
+                             "metric": name})
+        if not rows:
+            raise InputError(f"{path}: log has no scored samples (was it written with --no-log-samples?)")
+        return pd.DataFrame(rows)
+    res = raw.get("results") or {}
+    rows = []
+    for sc in res.get("scores") or []:
+        if scorer and sc.get("name") != scorer:
+            continue
+        mets = sc.get("metrics") or {}
+        se = (mets.get("stderr") or {}).get("value")
+        for mname, m in mets.items():
+            if mname == "stderr":
+                continue
+            rows.append({**common, "metric": f"{sc.get('name')}/{mname}", "score": float(m["value"]),
+                         "stderr": se, "n_items": res.get("completed_samples", res.get("total_samples"))})
+    if not rows:
+        raise InputError(f"{path}: no results.scores")
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- HELM
+def parse_helm_run_name(name: str) -> tuple[str, dict[str, str]]:
+    """``mmlu:subject=anatomy,method=multiple_choice_joint,model=x`` -> ("mmlu", {...})."""
+    scen, _, args = name.partition(":")
+    kv = {}
+    for part in args.split(","):
+        k, _, v = part.partition("=")
+        if k:
+            kv[k.strip()] = v.strip()
+    return scen, kv
+
+
+def read_helm_run(run_dir: str | Path, metric: str = "exact_match", split: str | None = "test",
+                  items: bool = False) -> pd.DataFrame:
+    """One HELM run directory (``run_spec.json`` + ``per_instance_stats.json``) -> tidy or per-item rows.
+
+    Only unperturbed instances (no ``perturbation``) and the given ``split`` are used.
+    """
+    run_dir = Path(run_dir)
+    spec = _load_json(run_dir / "run_spec.json")
+    stats = _load_json(run_dir / "per_instance_stats.json")
+    adapter = spec.get("adapter_spec") or {}
+    scen, args = parse_helm_run_name(spec.get("name", run_dir.name))
+    model = adapter.get("model") or args.get("model")
+    common = {
+        "model": model, "benchmark": scen + (f":{args['subject']}" if "subject" in args else ""),
+        "harness": "helm", "method": adapter.get("method", args.get("method")),
+        "num_fewshot": adapter.get("max_train_instances"), "temperature": adapter.get("temperature"),
+        "max_tokens": adapter.get("max_tokens"),
+        "template_hash": sha256_text("\x1f".join(str(adapter.get(k, "")) for k in
+                                                 ("instructions", "input_prefix", "input_suffix",
+                                                  "output_prefix", "output_suffix"))),
+        "model_deployment": adapter.get("model_deployment"), "source_file": str(run_dir),
+    }
+    rows = []
+    for inst in stats:
+        if inst.get("perturbation"):
+            continue
+        for st in inst.get("stats") or []:
+            nm = st.get("name") or {}
+            if nm.get("name") != metric or nm.get("perturbation"):
+                continue
+            if split and nm.get("split") not in (None, split):
+                continue
+            count = st.get("count") or 0
+            value = st["sum"] / count if count else np.nan
+            rows.append({"item": f"{inst['instance_id']}#{inst.get('train_trial_index', 0)}", "correct": value,
+                         "trial": inst.get("train_trial_index", 0)})
+    if not rows:
+        raise InputError(f"{run_dir}: no per-instance stat {metric!r} on split {split!r}")
+    per = pd.DataFrame(rows)
+    if items:
+        return per.assign(metric=metric, **common)
+    return pd.DataFrame([{**common, "metric": metric, "score": float(per["correct"].mean()),
+                          "n_items": int(per["item"].nunique()),
+                          "stderr": float(per["correct"].std(ddof=1) / np.sqrt(len(per))) if len(per) > 1 else np.nan,
+                          "item_subset_hash": sha256_text("\n".join(sorted(per["item"])))}])
+
+
+# ----------------------------------------------------------------------------- CSV and grid
+def read_csv(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    return pd.read_csv(path)
+
+
+def read_any(path: str | Path) -> pd.DataFrame:
+    """Dispatch on the file: CSV, a HELM run directory, a samples JSONL, an Inspect log or lm-eval JSON
+    (a directory of lm-eval JSONs is read recursively)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    if path.is_dir():
+        if (path / "run_spec.json").exists():
+            return read_helm_run(path)
+        return read_lm_eval_dir(path)
+    if path.suffix == ".csv":
+        return read_csv(path)
+    if path.suffix == ".jsonl":
+        return read_lm_eval_samples(path)
+    raw = _load_json(path)
+    if isinstance(raw, dict) and "eval" in raw and "results" in raw and isinstance(raw.get("results"), dict) \
+            and "scores" in raw["results"]:
+        return read_inspect_log(path)
+    return read_lm_eval_results(path)
+
+
+def to_grid(rows: pd.DataFrame, axes: list[str], *, benchmark: str = "benchmark", model: str = "model",
+            score: str = "score", metric: str | None = None, n_items: str | None = None) -> EvalGrid:
+    """Tidy reader output -> :class:`EvalGrid`. ``metric`` keeps one metric unless it is an axis
+    (e.g. ``acc`` vs ``acc_norm`` as the scoring-rule axis)."""
+    d = rows
+    if metric is not None:
+        if "metric" not in d.columns:
+            raise InputError("metric= given but the rows have no 'metric' column")
+        keep = d["metric"].isin(metric.split("|"))
+        if not keep.any():
+            raise InputError(f"no rows with metric {metric!r}; metrics present: {sorted(d['metric'].unique())[:20]}")
+        d = d[keep]
+    if n_items is None and "n_items" in d.columns and d["n_items"].notna().all():
+        n_items = "n_items"
+    return EvalGrid.from_scores(d.reset_index(drop=True), model=model, benchmark=benchmark, axes=axes,
+                                score=score, n_items=n_items)
