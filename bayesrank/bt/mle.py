@@ -2,9 +2,11 @@
 sandwich and bootstrap uncertainty.
 
 Parameters ``φ = (θ_1..θ_K[, λ])`` on the identified space ``Σθ = 0``. With ``x_r = e_i − e_j``
-the loss is ``L(φ) = Σ_r ℓ_r(x_rᵀθ, λ) + (ridge/2)‖θ‖²``. Newton steps are taken in an orthonormal
-basis ``Q`` of the constraint space, so ``Σ = Q (QᵀHQ)⁻¹ Qᵀ`` is the covariance of θ̂ under the
-sum-to-zero constraint (= the Moore-Penrose inverse ``H⁺`` on θ for a connected graph).
+the loss is ``L(φ) = Σ_r ℓ_r(x_rᵀθ, λ) + (ridge/2)‖θ‖²``. With an orthonormal basis ``Q`` of the
+constraint space, ``Σ = Q (QᵀHQ)⁻¹ Qᵀ`` is the covariance of θ̂ under the sum-to-zero constraint
+(= the Moore-Penrose inverse ``H⁺`` on θ for a connected graph). Newton steps
+solve ``(H + uuᵀ/K) s = g`` with ``u = (1_K, 0)``: since ``Hu = 0`` and ``g ⟂ u``, ``s`` solves ``Hs = g``
+and stays on ``Σθ = 0``.
 Everything is batched over a leading replicate axis, so bootstrap refits run as one Newton solve.
 """
 
@@ -70,8 +72,10 @@ class NewtonResult:
     converged: np.ndarray  # (B,)
 
 
-def objective(model: TieModel, counts: PairCounts, params: np.ndarray, batch_counts=None, ridge: float = 0.0):
-    """Loss, gradient (B,P) and Hessian (B,P,P) at ``params`` (B,P)."""
+def objective(
+    model: TieModel, counts: PairCounts, params: np.ndarray, batch_counts=None, ridge: float = 0.0, derivatives: bool = True
+):
+    """Loss (B,), and unless ``derivatives=False`` also gradient (B,P) and Hessian (B,P,P), at ``params`` (B,P)."""
     k = counts.n_players
     c = counts.counts[None] if batch_counts is None else batch_counts
     theta = params[:, :k]
@@ -79,10 +83,13 @@ def objective(model: TieModel, counts: PairCounts, params: np.ndarray, batch_cou
     d = theta[:, counts.i] - theta[:, counts.j]
     loss_r, g_r, h_r = model.pair_terms(d, lam[:, None] if lam is not None else None, c)
     loss = loss_r.sum(axis=1)
+    if ridge:
+        loss = loss + 0.5 * ridge * (theta**2).sum(axis=1)
+    if not derivatives:
+        return loss
     grad = _gradient(counts.i, counts.j, k, model.n_extra, g_r)
     hess = _assemble(counts.i, counts.j, k, model.n_extra, h_r)
     if ridge:
-        loss = loss + 0.5 * ridge * (theta**2).sum(axis=1)
         grad[:, :k] += ridge * theta
         hess[:, np.arange(k), np.arange(k)] += ridge
     return loss, grad, hess
@@ -100,28 +107,30 @@ def newton(
     """Damped Newton on the sum-to-zero space; ``batch_counts`` (B,R,3) fits B datasets at once."""
     k, p = counts.n_players, counts.n_players + model.n_extra
     b = 1 if batch_counts is None else batch_counts.shape[0]
-    q = constraint_basis(k, model.n_extra)
+    # H u = 0 and g ⟂ u for u = (1_K, 0): the Newton step solves (H + u uᵀ/K) s = g, which keeps Σθ = 0
+    u = np.zeros(p)
+    u[:k] = 1.0
+    pin = np.outer(u, u) / k
     x = np.zeros((b, p)) if start is None else np.array(np.broadcast_to(start, (b, p)), dtype=float)
+    x[:, :k] -= x[:, :k].mean(axis=1, keepdims=True)
     loss, grad, hess = objective(model, counts, x, batch_counts, ridge)
     converged = np.zeros(b, dtype=bool)
     it = 0
     for it in range(1, max_iter + 1):
-        hr = q.T @ hess @ q
-        gr = grad @ q
         try:
-            step_r = np.linalg.solve(hr, gr[..., None])[..., 0]
+            step = np.linalg.solve(hess + pin, grad[..., None])[..., 0]
         except np.linalg.LinAlgError:
-            step_r = np.linalg.lstsq(hr[0], gr[0], rcond=None)[0][None]
-        step = step_r @ q.T
+            step = np.stack([np.linalg.lstsq(h + pin, g, rcond=None)[0] for h, g in zip(hess, grad)])
         t = np.ones(b)
         for _ in range(40):  # backtracking: halve where the loss went up
             cand = x - t[:, None] * step
-            closs, cgrad, chess = objective(model, counts, cand, batch_counts, ridge)
+            closs = objective(model, counts, cand, batch_counts, ridge, derivatives=False)
             worse = ~(closs <= loss + 1e-12 * np.abs(loss))
             if not worse.any():
                 break
             t = np.where(worse, t / 2, t)
-        x, loss, grad, hess = cand, closs, cgrad, chess
+        x = cand
+        loss, grad, hess = objective(model, counts, x, batch_counts, ridge)
         converged = np.abs(t[:, None] * step).max(axis=1) < tol
         if converged.all():
             break
