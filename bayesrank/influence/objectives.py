@@ -1,0 +1,408 @@
+"""Audit objectives and their predicted change under candidate actions.
+
+Every objective has a smooth *driver* ``value(θ, H⁻¹)`` that the attacker decreases and a hard
+criterion ``broken(θ, H⁻¹)`` checked on exact refits:
+
+- :class:`TopK` (gap objective): pairwise margins ``M_ab = θ_a − θ_b + z·sd_ab`` with
+  ``sd_ab² = (e_a − e_b)ᵀ H⁻¹ (e_a − e_b)`` (``z = 0`` for point estimates, ``z = 1.96`` in the
+  CI-aware mode, where a rank change counts only when it is significant):
+  untargeted ``f = min_{a ∈ S, b ∉ S} M_ab`` (``S`` = reference top-k; top-1 is k = 1);
+  demote t: ``f = k-th smallest_b M_tb``; promote t: ``f = −(K−k)-th largest_b (θ_t − θ_b − z·sd_tb)``.
+  Broken iff ``f < 0`` (the top-k set changes / the target leaves or enters it).
+- :class:`SmoothTau`: ``τ_s(θ) = mean_{a<b} sign(θ̂_a − θ̂_b) tanh((θ_a − θ_b)/T)`` against the
+  reference ranking θ̂; the temperature ``T`` defaults to the median gap between neighbours of
+  the reference ranking (so swapping two neighbours moves τ_s by O(1/#pairs)). Broken iff the hard
+  Kendall τ between refit and reference ranking is ≤ ``threshold`` (default 0.9).
+- :class:`CIObjective` (``ci-player``: ``v = e_tᵀ H⁻¹ e_t``; ``ci-trace``: ``v = tr H⁻¹``), driver
+  ``ratio − v/v₀`` for an attack that inflates uncertainty (broken iff ``v ≥ ratio·v₀``) or
+  ``v/v₀ − ratio`` for the constructive reduction (reached iff ``v ≤ ratio·v₀``).
+
+Predictions for ``m`` applications of a candidate on pair r (``G``, ``C`` from
+:meth:`Candidates.gc`, ``h = H⁻¹x_r``, ``a = x_rᵀH⁻¹x_r``):
+
+    first order:  Δθ = −mG h                    one-step Newton:  Δθ = −mG h / (1 + mC a)
+
+(the 1sN is the Newton step on the perturbed loss from θ̂: ``(H + mC x xᵀ)⁻¹`` by Sherman–Morrison;
+for a single drop, ``C = −c`` and ``1/(1 − c a)`` is the leverage correction ``1/(1 − h_n)``).
+θ-objectives are linearised (``∇fᵀΔθ``) in first order and evaluated exactly at ``θ̂ + Δθ`` in 1sN.
+CI objectives use ``d(H⁻¹)/dw = −H⁻¹ (dH/dw) H⁻¹`` with ``dH/dw = C x xᵀ + Σ_s W_s c'(d_s) x_s x_sᵀ (x_sᵀ dθ̂/dw)``:
+
+    first order:  Δv = −mC (xᵀz)²            − qᵀΔθ,     z = H⁻¹u, q = Σ_s W_s c'_s (x_sᵀz)² x_s
+    1sN:          Δv = −mC (xᵀz)²/(1 + mC a) − qᵀΔθ_1sN  (exact rank-one update of the curvature)
+
+(for the trace, ``(xᵀz)²`` becomes ``‖H⁻¹x‖²`` and ``q`` sums over ``z = H⁻¹e_t`` for all t).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from bayesrank.errors import InputError
+from bayesrank.influence.actions import Candidates
+from bayesrank.influence.state import BTState
+
+Z95 = 1.959963984540054
+
+
+def _pair_sd(hinv, a, b):
+    return np.sqrt(np.maximum(hinv[a, a] + hinv[b, b] - 2 * hinv[a, b], 0.0))
+
+
+def _chunks(n, size):
+    for lo in range(0, n, size):
+        yield slice(lo, min(n, lo + size))
+
+
+class Objective:
+    name = "objective"
+    uses_hinv = False
+
+    def value(self, theta, hinv) -> float:
+        raise NotImplementedError
+
+    def broken(self, theta, hinv) -> bool:
+        raise NotImplementedError
+
+    # θ-objectives: gradient and (vectorised) value on columns of Θ (K, n)
+    def gradient(self, theta, hinv) -> np.ndarray:
+        raise NotImplementedError
+
+    def values(self, thetas: np.ndarray) -> np.ndarray:
+        return np.array([self.value(thetas[:, c], None) for c in range(thetas.shape[1])])
+
+    def delta(self, state: BTState, cand: Candidates, m=1.0, order: str = "1sN", chunk: int = 2048) -> np.ndarray:
+        """Predicted change of ``value`` for ``m`` applications of every candidate (``order`` =
+        ``"first"`` for the influence function, ``"1sN"`` for one Newton step)."""
+        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+        g, c = cand.gc(state)
+        mg, mc = m * g, m * c
+        grad = self.gradient(state.theta, state.hinv)
+        u = state.hinv @ grad
+        b = u[cand.i] - u[cand.j]
+        if order == "first":
+            return -mg * b
+        a = state.leverage_base(cand.i, cand.j)
+        scale = -mg / (1 + mc * a)
+        out = np.empty(len(cand))
+        f0 = self.value(state.theta, state.hinv)
+        for sl in _chunks(len(cand), chunk):
+            th = state.theta[:, None] + scale[sl] * state.hx(cand.i[sl], cand.j[sl])
+            out[sl] = self.values(th) - f0
+        return out
+
+    def predicted_theta(self, state: BTState, cand: Candidates, idx: int, m: float, order="1sN"):
+        g, c = cand.gc(state)
+        a = state.leverage_base(cand.i[idx], cand.j[idx])
+        den = 1.0 if order == "first" else 1 + m * c[idx] * a
+        return state.theta - m * g[idx] * state.hx(cand.i[idx], cand.j[idx]) / den
+
+    def predicted_hinv(self, state: BTState, cand: Candidates, idx: int, m: float):
+        """Sherman–Morrison curvature update (θ-shift term ignored)."""
+        _, c = cand.gc(state)
+        h = state.hx(cand.i[idx], cand.j[idx])
+        a = state.leverage_base(cand.i[idx], cand.j[idx])
+        return state.hinv - (m * c[idx]) * np.outer(h, h) / (1 + m * c[idx] * a)
+
+    def describe(self) -> dict:
+        return {"name": self.name}
+
+
+class TopK(Objective):
+    """Top-k membership gap (see module docstring); ``k = 1`` is the top-1 objective."""
+
+    def __init__(self, state: BTState, k: int = 1, target: str | None = None, goal: str | None = None,
+                 ci_aware: bool = False, z: float = Z95):
+        kk = state.n_players
+        if not isinstance(k, (int, np.integer)) or not 1 <= k < kk:
+            raise InputError(f"k must be an integer in 1..{kk - 1} (number of players − 1), got {k!r}")
+        self.k = int(k)
+        self.z = z if ci_aware else 0.0
+        self.ci_aware = ci_aware
+        self.uses_hinv = ci_aware
+        order = state.ranking()
+        self.reference_top = np.sort(order[: self.k])
+        self.players = state.players
+        self.in_set = np.zeros(kk, bool)
+        self.in_set[self.reference_top] = True
+        self.target = None
+        self.goal = None
+        if target is not None or goal is not None:
+            if target is None or goal not in ("promote", "demote"):
+                raise InputError("a targeted audit needs --target NAME and --goal promote|demote")
+            t = state.counts.index_of(target)
+            if goal == "promote" and self.in_set[t]:
+                raise InputError(f"{target!r} is already in the top-{self.k}; nothing to promote (use --goal demote)")
+            if goal == "demote" and not self.in_set[t]:
+                raise InputError(f"{target!r} is not in the top-{self.k}; nothing to demote (use --goal promote)")
+            self.target, self.goal = t, goal
+        self.name = (f"top{self.k}" if self.target is None else f"{goal}:{state.players[self.target]}@top{self.k}") + (
+            "+ci" if ci_aware else "")
+        self.n_players = kk
+
+    # margins for the current θ, H⁻¹ -----------------------------------------------------------
+    def _margins(self, theta, hinv):
+        """(value, a, b, sign) with the active pair (a, b) and the sign of the margin in f."""
+        kk = self.n_players
+        if self.target is None:
+            ins = np.flatnonzero(self.in_set)
+            outs = np.flatnonzero(~self.in_set)
+            m = theta[ins][:, None] - theta[outs][None, :]
+            if self.z and hinv is not None:
+                m = m + self.z * _pair_sd(hinv, ins[:, None], outs[None, :])
+            a_, b_ = np.unravel_index(np.argmin(m), m.shape)
+            return float(m[a_, b_]), ins[a_], outs[b_], 1.0
+        t = self.target
+        others = np.delete(np.arange(kk), t)
+        sd = _pair_sd(hinv, t, others) if (self.z and hinv is not None) else 0.0
+        if self.goal == "demote":
+            m = theta[t] - theta[others] + self.z * sd
+            pos = np.argsort(m, kind="stable")[self.k - 1]
+            return float(m[pos]), t, others[pos], 1.0
+        m = theta[t] - theta[others] - self.z * sd
+        pos = np.argsort(-m, kind="stable")[kk - self.k - 1]
+        return float(-m[pos]), t, others[pos], -1.0
+
+    def value(self, theta, hinv=None) -> float:
+        return self._margins(theta, hinv)[0]
+
+    def broken(self, theta, hinv=None) -> bool:
+        return self.value(theta, hinv) < 0
+
+    def gradient(self, theta, hinv=None):
+        _, a, b, sign = self._margins(theta, hinv)
+        g = np.zeros(self.n_players)
+        g[a] += sign
+        g[b] -= sign
+        return g
+
+    def values(self, thetas):
+        if self.target is None:
+            ins = thetas[self.in_set]
+            outs = thetas[~self.in_set]
+            return ins.min(axis=0) - outs.max(axis=0)
+        t = self.target
+        others = np.delete(thetas, t, axis=0)
+        srt = np.sort(others, axis=0)  # ascending
+        kth_largest = srt[-self.k]
+        return thetas[t] - kth_largest if self.goal == "demote" else kth_largest - thetas[t]
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        if not self.ci_aware:
+            return super().delta(state, cand, m, order, chunk)
+        # CI-aware: active pair fixed at the current state, point part + z·Δsd
+        f0, a_, b_, sign = self._margins(state.theta, state.hinv)
+        u = np.zeros(self.n_players)
+        u[a_], u[b_] = sign, -sign
+        point = ThetaContrast(u).delta(state, cand, m, order)
+        var = ContrastVariance(u).delta(state, cand, m, order)
+        v0 = float(u @ state.hinv @ u)
+        dsd = np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0)
+        return point + self.z * dsd  # promote: u = e_b − e_t, f = uᵀθ + z·sd(u) as well
+
+    def describe(self):
+        d = {"name": self.name, "k": self.k, "ci_aware": self.ci_aware, "z": self.z,
+             "reference_top": [str(self.players[i]) for i in self.reference_top]}
+        if self.target is not None:
+            d.update(target=str(self.players[self.target]), goal=self.goal)
+        return d
+
+
+class ThetaContrast(Objective):
+    """Linear ``f = uᵀθ`` (used for fixed-pair gaps, e.g. the top-1 gap ``θ_1 − θ_2``)."""
+
+    def __init__(self, u):
+        self.u = np.asarray(u, float)
+        self.name = "contrast"
+
+    def value(self, theta, hinv=None):
+        return float(self.u @ theta)
+
+    def broken(self, theta, hinv=None):
+        return self.value(theta) < 0
+
+    def gradient(self, theta, hinv=None):
+        return self.u
+
+    def values(self, thetas):
+        return self.u @ thetas
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+        g, c = cand.gc(state)
+        w = state.hinv @ self.u
+        b = w[cand.i] - w[cand.j]
+        if order == "first":
+            return -m * g * b
+        a = state.leverage_base(cand.i, cand.j)
+        return -m * g * b / (1 + m * c * a)
+
+
+def top1_gap(state: BTState) -> ThetaContrast:
+    """``θ_(1) − θ_(2)`` of the reference ranking."""
+    order = state.ranking()
+    u = np.zeros(state.n_players)
+    u[order[0]], u[order[1]] = 1.0, -1.0
+    obj = ThetaContrast(u)
+    obj.name = "top1_gap"
+    return obj
+
+
+class SmoothTau(Objective):
+    """tanh surrogate of Kendall's τ against the reference ranking (see module docstring)."""
+
+    def __init__(self, state: BTState, temperature: float | None = None, threshold: float = 0.9):
+        self.reference = state.theta.copy()
+        srt = np.sort(state.theta)
+        self.temperature = float(temperature) if temperature else float(np.median(np.diff(srt)))
+        if not self.temperature > 0:
+            raise InputError("tau temperature must be > 0")
+        if not -1 <= threshold < 1:
+            raise InputError(f"tau threshold must be in [-1, 1), got {threshold}")
+        self.threshold = threshold
+        kk = state.n_players
+        self.sign = np.sign(self.reference[:, None] - self.reference[None, :])
+        self.norm = kk * (kk - 1)  # ordered pairs: mean over a<b = sum over a≠b / (K(K−1))
+        self.ua, self.ub = np.triu_indices(kk, 1)
+        self.usign = self.sign[self.ua, self.ub]
+        self.name = "tau"
+
+    def value(self, theta, hinv=None):
+        t = np.tanh((theta[:, None] - theta[None, :]) / self.temperature)
+        return float((self.sign * t).sum() / self.norm)
+
+    def values(self, thetas):
+        out = np.empty(thetas.shape[1])
+        for sl in _chunks(thetas.shape[1], 64):
+            th = thetas[:, sl]
+            t = np.tanh((th[self.ua] - th[self.ub]) / self.temperature)
+            out[sl] = 2 * (self.usign @ t) / self.norm
+        return out
+
+    def gradient(self, theta, hinv=None):
+        t = np.tanh((theta[:, None] - theta[None, :]) / self.temperature)
+        w = self.sign * (1 - t**2) / self.temperature
+        return 2 * w.sum(axis=1) / self.norm
+
+    def hard_tau(self, theta) -> float:
+        return float(kendalltau(theta, self.reference).statistic)
+
+    def broken(self, theta, hinv=None):
+        return self.hard_tau(theta) <= self.threshold
+
+    def describe(self):
+        return {"name": "tau", "temperature": self.temperature, "threshold": self.threshold}
+
+
+class ContrastVariance(Objective):
+    """``v = uᵀ H⁻¹ u`` as a function of the data (the CI-player objective for ``u = e_t``)."""
+
+    uses_hinv = True
+
+    def __init__(self, u):
+        self.u = np.asarray(u, float)
+        self.name = "variance"
+
+    def value(self, theta, hinv):
+        return float(self.u @ hinv @ self.u)
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+        g, c = cand.gc(state)
+        z = state.hinv @ self.u
+        xz = z[cand.i] - z[cand.j]
+        q = state.third_derivative_vector(z)
+        hq = state.hinv @ q
+        xhq = hq[cand.i] - hq[cand.j]  # qᵀ H⁻¹ x
+        if order == "first":
+            return -m * c * xz**2 + m * g * xhq
+        a = state.leverage_base(cand.i, cand.j)
+        den = 1 + m * c * a
+        return (-m * c * xz**2 + m * g * xhq) / den
+
+
+class TraceVariance(Objective):
+    """``v = tr H⁻¹`` (sum of the players' variances)."""
+
+    uses_hinv = True
+    name = "trace"
+
+    def value(self, theta, hinv):
+        return float(np.trace(hinv))
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=4096):
+        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+        g, c = cand.gc(state)
+        h2 = np.empty(len(cand))
+        for sl in _chunks(len(cand), chunk):
+            h2[sl] = (state.hx(cand.i[sl], cand.j[sl]) ** 2).sum(axis=0)
+        q = state.third_derivative_vector(state.hinv)
+        hq = state.hinv @ q
+        xhq = hq[cand.i] - hq[cand.j]
+        if order == "first":
+            return -m * c * h2 + m * g * xhq
+        a = state.leverage_base(cand.i, cand.j)
+        return (-m * c * h2 + m * g * xhq) / (1 + m * c * a)
+
+
+class CIObjective(Objective):
+    """CI objective on ``ci-player:NAME`` or ``ci-trace``: ``mode="inflate"`` (attack, broken when
+    ``v ≥ ratio·v₀``) or ``mode="reduce"`` (constructive, reached when ``v ≤ ratio·v₀``)."""
+
+    uses_hinv = True
+
+    def __init__(self, state: BTState, target: str | None = None, mode: str = "inflate", ratio: float | None = None):
+        if mode not in ("inflate", "reduce"):
+            raise InputError(f"CI mode must be inflate or reduce, got {mode!r}")
+        if target is None:
+            self.inner = TraceVariance()
+            self.name = "ci-trace"
+        else:
+            t = state.counts.index_of(target)
+            u = np.zeros(state.n_players)
+            u[t] = 1.0
+            self.inner = ContrastVariance(u)
+            self.name = f"ci-player:{target}"
+        self.mode = mode
+        self.ratio = ratio if ratio is not None else (1.5 if mode == "inflate" else 0.5)
+        if mode == "inflate" and not self.ratio > 1 or mode == "reduce" and not 0 < self.ratio < 1:
+            raise InputError(f"variance ratio {self.ratio} does not fit mode {mode!r} (inflate: >1, reduce: in (0,1))")
+        self.v0 = self.inner.value(state.theta, state.hinv)
+        self.sign = -1.0 if mode == "inflate" else 1.0
+        self.target = target
+
+    def variance(self, hinv) -> float:
+        return self.inner.value(None, hinv)
+
+    def value(self, theta, hinv):
+        r = self.variance(hinv) / self.v0
+        return self.ratio - r if self.mode == "inflate" else r - self.ratio
+
+    def broken(self, theta, hinv):
+        return self.value(theta, hinv) <= 0
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        return self.sign * self.inner.delta(state, cand, m, order) / self.v0
+
+    def describe(self):
+        return {"name": self.name, "mode": self.mode, "variance_ratio": self.ratio, "v0": self.v0}
+
+
+def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, **kw) -> Objective:
+    """``top1 | topk:K | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`."""
+    if spec == "top1":
+        return TopK(state, 1, target, goal, ci_aware)
+    if spec.startswith("topk:"):
+        try:
+            k = int(spec.split(":", 1)[1])
+        except ValueError:
+            raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
+        return TopK(state, k, target, goal, ci_aware)
+    if spec == "tau":
+        return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", 0.9))
+    if spec.startswith("ci-player:"):
+        name = spec.split(":", 1)[1]
+        return CIObjective(state, name, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))
+    if spec == "ci-trace":
+        return CIObjective(state, None, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))
+    raise InputError(f"unknown objective {spec!r}; expected top1, topk:K, tau, ci-player:NAME or ci-trace")

@@ -1,0 +1,194 @@
+"""The fitted Bradley–Terry state an audit perturbs, and exact refits of perturbed counts.
+
+Per-match loss for pair ``r = {i, j}`` with ``d = θ_i − θ_j`` and outcome cell ``o`` ∈ {i wins,
+j wins, tie}: ``ℓ_o(d) = −[y_o log σ(d) + (1 − y_o) log σ(−d)]`` with ``y = (1, 0, ½)`` for
+``ties="half"`` (a tie is half a win each) and tie cells carrying no loss for ``ties="drop"``.
+Its derivatives in ``d`` are
+
+    s_o(d) = σ(d) − y_o          (score),
+    c(d)   = σ(d) σ(−d)          (curvature, the same for every outcome),
+    c'(d)  = c(d) (1 − 2σ(d))    (third derivative, needed by the CI objectives).
+
+With ``x_r = e_i − e_j`` the per-match gradient in θ is ``g = s_o x_r`` and the Hessian of the
+total loss is ``H = Σ_r W_r c(d_r) x_r x_rᵀ (+ ridge I)`` (``W_r`` = effective matches of the pair).
+``H⁻¹`` below always means ``Q (QᵀHQ)⁻¹ Qᵀ`` on the sum-to-zero space (``bt.mle.constrained_covariance``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+from bayesrank.bt.likelihood import tie_model
+from bayesrank.bt.mle import constrained_covariance, newton
+from bayesrank.data.aggregate import PairCounts, comparison_graph
+from bayesrank.errors import InputError, NoFiniteEstimateError
+
+SUPPORTED_TIES = ("half", "drop")
+OUTCOMES = ("i_wins", "j_wins", "tie")
+
+
+def outcome_targets(ties: str) -> np.ndarray:
+    """``y_o`` per outcome cell; NaN marks a cell without likelihood (ties under ``drop``)."""
+    return np.array([1.0, 0.0, 0.5 if ties == "half" else np.nan])
+
+
+def per_match_derivatives(d: np.ndarray, ties: str):
+    """(score (…,3), curvature (…,3), third (…,3)) of the per-match loss w.r.t. ``d``."""
+    p = expit(d)[..., None]
+    y = outcome_targets(ties)
+    active = ~np.isnan(y)
+    s = np.where(active, p - np.nan_to_num(y), 0.0)
+    c = np.where(active, p * (1 - p), 0.0)
+    c3 = np.where(active, p * (1 - p) * (1 - 2 * p), 0.0)
+    return s, c, c3
+
+
+def complete_pairs(counts: PairCounts) -> PairCounts:
+    """Same data on every unordered pair ``i < j`` (unobserved pairs get zero counts), so that
+    Add actions on new pairs can be refitted with the same pair index."""
+    k = counts.n_players
+    ii, jj = np.triu_indices(k, 1)
+    code = counts.i * k + counts.j
+    full = np.zeros((len(ii), 3))
+    pos = np.searchsorted(ii * k + jj, code)
+    full[pos] = counts.counts
+    return PairCounts(counts.players, ii.astype(np.int64), jj.astype(np.int64), full[:, 0], full[:, 1], full[:, 2])
+
+
+@dataclass
+class BTState:
+    """A fitted BT model on ``counts``: θ̂, Hessian ``H`` and ``H⁻¹`` (sum-to-zero)."""
+
+    counts: PairCounts
+    ties: str
+    ridge: float
+    theta: np.ndarray
+    hessian: np.ndarray
+    hinv: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        if self.hinv is None:
+            self.hinv = constrained_covariance(self.hessian, self.counts.n_players)
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, counts: PairCounts, ties: str = "half", ridge: float = 0.0, start=None) -> "BTState":
+        check_ties(ties)
+        if ridge == 0:
+            rep = comparison_graph(counts, ties=ties)
+            if not rep.finite_mle:
+                raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + rep.advice())
+        res = newton(tie_model(ties), counts, start=start, ridge=ridge)
+        if not res.converged[0]:
+            raise NoFiniteEstimateError("Newton did not converge: the MLE may not be finite; use ridge>0")
+        return cls(counts, ties, ridge, res.params[0], res.hessian[0])
+
+    # --- per pair quantities ------------------------------------------------------------------
+    @property
+    def players(self) -> np.ndarray:
+        return self.counts.players
+
+    @property
+    def n_players(self) -> int:
+        return self.counts.n_players
+
+    @property
+    def n_matches(self) -> float:
+        return float(self.counts.counts.sum())
+
+    def effective_weight(self) -> np.ndarray:
+        """``W_r``: matches of pair r that carry likelihood (ties count under ``half``)."""
+        c = self.counts.counts
+        return c[:, 0] + c[:, 1] + (c[:, 2] if self.ties == "half" else 0.0)
+
+    def derivatives(self, i, j):
+        """(score, curvature, third) (n,3) of one match on pairs (i, j) at θ̂."""
+        return per_match_derivatives(self.theta[i] - self.theta[j], self.ties)
+
+    def hx(self, i, j) -> np.ndarray:
+        """``H⁻¹ x`` for pairs (i, j): (K, n)."""
+        return self.hinv[:, i] - self.hinv[:, j]
+
+    def leverage_base(self, i, j) -> np.ndarray:
+        """``a = xᵀ H⁻¹ x`` for pairs (i, j)."""
+        h = self.hinv
+        return h[i, i] + h[j, j] - 2 * h[i, j]
+
+    def third_derivative_vector(self, z: np.ndarray) -> np.ndarray:
+        """``q = Σ_r W_r c'(d_r) (x_rᵀ z)² x_r`` (z: (K,) or (K,m) summed over columns)."""
+        c = self.counts
+        _, _, c3 = self.derivatives(c.i, c.j)
+        xz = z[c.i] - z[c.j]
+        xz2 = (xz**2).sum(axis=1) if xz.ndim == 2 else xz**2
+        coef = self.effective_weight() * c3[:, 0] * xz2
+        k = self.n_players
+        return np.bincount(c.i, coef, k) - np.bincount(c.j, coef, k)
+
+    def ranking(self) -> np.ndarray:
+        """Player indices from best to worst."""
+        return np.argsort(-self.theta, kind="stable")
+
+
+def check_ties(ties: str) -> None:
+    if ties not in SUPPORTED_TIES:
+        raise InputError(f"the influence audit supports ties in {SUPPORTED_TIES}, got {ties!r} (Davidson ties: not yet)")
+
+
+@dataclass
+class Refit:
+    """Exact refits of B perturbed datasets: θ (B,K), H⁻¹ (B,K,K), finite/converged flags."""
+
+    theta: np.ndarray
+    hinv: np.ndarray | None
+    ok: np.ndarray
+    hessian: np.ndarray | None = None
+
+
+def refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool = False, start=None, chunk: int = 256) -> Refit:
+    """Exact MLE of each perturbed count table ``batch_counts`` (B,R,3) on ``state.counts``' pairs,
+    by batched Newton warm-started at θ̂. A replicate whose graph admits no finite MLE (some player
+    never wins or never loses) is flagged ``ok=False`` and its θ set to NaN."""
+    batch_counts = np.asarray(batch_counts, dtype=float)
+    b = batch_counts.shape[0]
+    k = state.n_players
+    model = tie_model(state.ties)
+    thetas = np.full((b, k), np.nan)
+    hinvs = np.full((b, k, k), np.nan) if with_hinv else None
+    hess = np.full((b, k, k), np.nan) if with_hinv else None
+    ok = np.ones(b, dtype=bool)
+    if state.ridge == 0:
+        base_edges = _edges(state.counts.counts, state.ties)
+        for m in range(b):
+            if np.all(_edges(batch_counts[m], state.ties) >= base_edges):
+                continue  # no win/loss edge lost: strong connectivity (finite MLE) is preserved
+            ok[m] = comparison_graph(state.counts.with_counts(batch_counts[m]), ties=state.ties).finite_mle
+    idx = np.flatnonzero(ok)
+    x0 = state.theta if start is None else start
+    for lo in range(0, len(idx), chunk):
+        sel = idx[lo : lo + chunk]
+        res = newton(model, state.counts, batch_counts=batch_counts[sel], start=x0, ridge=state.ridge, tol=1e-11)
+        thetas[sel] = res.params
+        ok[sel] = res.converged
+        if with_hinv:
+            from bayesrank.bt.mle import constraint_basis
+
+            q = constraint_basis(k)
+            hinvs[sel] = q @ np.linalg.inv(q.T @ res.hessian @ q) @ q.T
+            hess[sel] = res.hessian
+    thetas[~ok] = np.nan
+    return Refit(thetas, hinvs, ok, hess)
+
+
+def _edges(table: np.ndarray, ties: str) -> np.ndarray:
+    """(R,2) booleans: pair r has an i→j (i beat j) / j→i edge in the win graph."""
+    t = table[:, 2] > 0 if ties == "half" else np.zeros(len(table), bool)
+    return np.column_stack([(table[:, 0] > 0) | t, (table[:, 1] > 0) | t])
+
+
+def refit_one(state: BTState, counts_table: np.ndarray, with_hinv: bool = True) -> Refit:
+    r = refit(state, counts_table[None], with_hinv=with_hinv)
+    return Refit(r.theta[0], None if r.hinv is None else r.hinv[0], bool(r.ok[0]),
+                 None if r.hessian is None else r.hessian[0])
