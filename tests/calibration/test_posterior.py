@@ -29,11 +29,12 @@ def test_posterior_gap_recovers_truth(sim):
     verbal, token, y, post = sim
     s = post.gap_summary(["ece", "ks", "kde"]).set_index("estimator")
     for est in ("ece", "ks", "kde"):
-        assert s.loc[est, "post_lo"] < TRUE_GAP < s.loc[est, "post_hi"], est
-        assert s.loc[est, "post_mean"] == pytest.approx(TRUE_GAP, abs=0.03), est  # upward |.| bias ~0.02 at n=2000
-        assert s.loc[est, "p_gap_negative"] == 1.0
-    assert s.loc["kde", "token_mean"] == pytest.approx(0.2, abs=0.03)
-    assert s.loc["kde", "verbal_mean"] < 0.05
+        # token CE (true 0.2 for every functional) is far from 0, so |.| adds no bias there
+        assert s.loc[est, "token_mean"] == pytest.approx(0.2, abs=0.015), est
+        # verbal CE (true 0): posterior |.| functionals are biased upwards by posterior noise (~0.02 at n=2000)
+        assert 0.0 < s.loc[est, "verbal_mean"] < 0.035, est
+        assert s.loc[est, "post_mean"] == pytest.approx(TRUE_GAP, abs=0.035), est
+        assert s.loc[est, "post_hi"] < -0.12 and s.loc[est, "p_gap_negative"] == 1.0, est
 
 
 def test_posterior_vs_bootstrap(sim):
