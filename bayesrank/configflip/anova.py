@@ -42,18 +42,29 @@ def _term_columns(term: tuple[str, ...], dummies: dict[str, np.ndarray]) -> np.n
     return block
 
 
-def _rss_rank(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
-    q, r, _ = _qr(x)
-    rank = int(np.sum(np.abs(np.diag(r)) > 1e-10 * max(1.0, np.abs(r).max()))) if r.size else 0
-    q = q[:, :rank]
-    resid = y - q @ (q.T @ y)
-    return float(resid @ resid), rank
+class _Gram:
+    """Residual sums of squares of nested least-squares fits from one Gram matrix.
 
+    With y and every column centred (the intercept is in every model), the RSS of the fit on column
+    subset S is ``y'y - c_S' G_SS^+ c_S`` (G = X'X, c = X'y); ``G_SS^+`` via a symmetric eigen-
+    decomposition, whose positive eigenvalues also give the rank (empty cells make designs deficient).
+    """
 
-def _qr(x: np.ndarray):
-    from scipy.linalg import qr
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        xc = x - x.mean(axis=0)
+        yc = y - y.mean()
+        self.g = xc.T @ xc
+        self.c = xc.T @ yc
+        self.yy = float(yc @ yc)
+        self.scale = float(np.max(np.diag(self.g))) if self.g.size else 1.0
 
-    return qr(x, mode="economic", pivoting=True)
+    def rss_rank(self, cols: np.ndarray) -> tuple[float, int]:
+        if len(cols) == 0:
+            return self.yy, 1
+        w, v = np.linalg.eigh(self.g[np.ix_(cols, cols)])
+        keep = w > 1e-10 * max(self.scale, 1.0) * len(cols)
+        proj = v[:, keep].T @ self.c[cols]
+        return max(self.yy - float(np.sum(proj**2 / w[keep])), 0.0), int(keep.sum()) + 1
 
 
 def term_name(term: tuple[str, ...]) -> str:
@@ -62,6 +73,16 @@ def term_name(term: tuple[str, ...]) -> str:
 
 def anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[str, ...],
                 max_order: int | None = None, blocks: list[str] | tuple[str, ...] = ()) -> pd.DataFrame:
+    """Type-II ANOVA (see module docstring). The many small eigendecompositions run with one BLAS
+    thread: multithreaded BLAS on matrices this small is slower, dramatically so on a loaded machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _anova_type2(data, response, factors, max_order, blocks)
+
+
+def _anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[str, ...],
+                 max_order: int | None = None, blocks: list[str] | tuple[str, ...] = ()) -> pd.DataFrame:
     """Type-II ANOVA table: term, sum_sq, df, F, p, share, partial_eta_sq (+ a Residual row).
 
     ``factors`` are crossed with all interactions up to ``max_order`` (default: every order that
@@ -92,13 +113,18 @@ def anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[st
     if not 1 <= max_order <= len(factors):
         raise InputError(f"ANOVA: max_order must be between 1 and {len(factors)}, got {max_order}")
     terms = terms_up_to(max_order) + [(b,) for b in blocks]
-    cols = {t: _term_columns(t, dummies) for t in terms}
-    intercept = np.ones((n, 1))
+    blocks_x, col_idx, start = [], {}, 0
+    for t in terms:
+        block = _term_columns(t, dummies)
+        blocks_x.append(block)
+        col_idx[t] = np.arange(start, start + block.shape[1])
+        start += block.shape[1]
+    gram = _Gram(np.hstack(blocks_x), y)
 
-    def design(ts):
-        return np.hstack([intercept] + [cols[t] for t in ts])
+    def columns(ts):
+        return np.concatenate([col_idx[t] for t in ts]) if ts else np.array([], dtype=int)
 
-    rss_full, rank_full = _rss_rank(design(terms), y)
+    rss_full, rank_full = gram.rss_rank(columns(terms))
     df_resid = n - rank_full
     ss_total = float(((y - y.mean()) ** 2).sum())
     if df_resid == 0:
@@ -108,8 +134,8 @@ def anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[st
     rows = []
     for t in terms:
         reduced = [u for u in terms if not set(t) <= set(u)]
-        rss0, rank0 = _rss_rank(design(reduced), y)
-        rss1, rank1 = _rss_rank(design(reduced + [t]), y)
+        rss0, rank0 = gram.rss_rank(columns(reduced))
+        rss1, rank1 = gram.rss_rank(columns(reduced + [t]))
         ss, df = max(rss0 - rss1, 0.0), rank1 - rank0
         if df_resid > 0 and df > 0:
             f = (ss / df) / (rss_full / df_resid) if rss_full > 0 else np.inf
