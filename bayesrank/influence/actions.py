@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
-from bayesrank.influence.state import OUTCOMES, BTState, per_match_derivatives
+from bayesrank.influence.state import OUTCOMES, BTState
 
 ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs")
 ADD_SPACES = {"add": "all_outcomes", "add_weighted": "all_outcomes_weighted", "add_pairs": "all_pairs"}
@@ -55,7 +55,7 @@ class Candidates:
     def gc(self, state: BTState, theta=None):
         """(G, C) per application at θ (default θ̂)."""
         th = state.theta if theta is None else theta
-        s, c, _ = per_match_derivatives(th[self.i] - th[self.j], state.ties)
+        s, c, _ = state.match_derivatives(th[self.i] - th[self.j])
         return (self.delta * s).sum(axis=1), (self.delta * c).sum(axis=1)
 
     def frame(self, players) -> pd.DataFrame:

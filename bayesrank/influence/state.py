@@ -104,9 +104,13 @@ class BTState:
         c = self.counts.counts
         return c[:, 0] + c[:, 1] + (c[:, 2] if self.ties == "half" else 0.0)
 
+    def match_derivatives(self, d):
+        """(score, curvature, third) (…,3) of the per-match loss at linear predictors ``d``."""
+        return per_match_derivatives(d, self.ties)
+
     def derivatives(self, i, j):
         """(score, curvature, third) (n,3) of one match on pairs (i, j) at θ̂."""
-        return per_match_derivatives(self.theta[i] - self.theta[j], self.ties)
+        return self.match_derivatives(self.theta[i] - self.theta[j])
 
     def hx(self, i, j) -> np.ndarray:
         """``H⁻¹ x`` for pairs (i, j): (K, n)."""

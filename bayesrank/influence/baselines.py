@@ -1,0 +1,144 @@
+"""Baselines for an honest comparison with the influence audit.
+
+- :func:`exact_deltas` — brute force: refit exactly for every candidate (ground truth of the
+  per-candidate objective change; the reference for the first-order and 1sN predictions).
+- :func:`exact_greedy_audit` — greedy where each step refits every candidate (ground-truth greedy
+  on small data; the influence audit should need no more actions).
+- :func:`random_audit` — apply random candidate matches until the property breaks.
+- :func:`rigging_audit` — vote rigging in the style of Min et al. (2025) "omni-rigging": new
+  battles arrive on pairs drawn with the arena's observed pair frequencies and the rigger sets the
+  outcome. ``"target_only"``: only battles involving the target are rigged (target wins / loses)
+  and others are skipped; ``"bt_diff"``: every battle is rigged with the outcome whose exact BT
+  refit moves the target's margin most (the paper's BT-difference heuristic).
+- :func:`active_sampling` — "Arena Active"-style uncertainty sampling for CI reduction: add the
+  comparison (expected BT outcome) on the pair with the largest ``Var(θ_a − θ_b)``, ignoring the
+  target; the constructive influence audit picks pairs by their effect on the target's variance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.influence.actions import Candidates, apply, candidates
+from bayesrank.influence.audit import _state_for
+from bayesrank.influence.objectives import Objective, TopK
+from bayesrank.influence.state import BTState, refit, refit_one
+
+
+def exact_deltas(state: BTState, objective: Objective, cand: Candidates, m: float = 1.0) -> np.ndarray:
+    """Objective change after an exact refit for each candidate applied ``m`` times (NaN where the
+    perturbed data have no finite MLE)."""
+    base = state.counts.counts
+    tables = np.stack([apply(base, cand, n, m) for n in range(len(cand))])
+    rf = refit(state, tables, with_hinv=objective.uses_hinv)
+    f0 = objective.value(state.theta, state.hinv)
+    out = np.full(len(cand), np.nan)
+    for n in np.flatnonzero(rf.ok):
+        out[n] = objective.value(rf.theta[n], None if rf.hinv is None else rf.hinv[n]) - f0
+    return out
+
+
+def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: int, max_candidates: int | None = None) -> dict:
+    """Greedy with one match per step chosen by exact refits of every candidate (brute force)."""
+    st = _state_for(state, kind)
+    table = st.counts.counts.copy()
+    n_refits = 0
+    for used in range(1, budget + 1):
+        cand = candidates(st, kind, counts=table)
+        if max_candidates is not None and len(cand) > max_candidates:
+            cand = cand.take(np.argsort(objective.delta(st, cand, 1.0, "1sN"))[:max_candidates])
+        tables = np.stack([apply(table, cand, n, 1.0) for n in range(len(cand))])
+        rf = refit(st, tables, with_hinv=True)
+        n_refits += len(cand)
+        vals = np.array([objective.value(rf.theta[n], rf.hinv[n]) if rf.ok[n] else np.inf for n in range(len(cand))])
+        best = int(np.argmin(vals))
+        table = tables[best]
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta[best], rf.hessian[best], rf.hinv[best])
+        if objective.broken(st.theta, st.hinv):
+            return {"broken": True, "budget": used, "n_refits": n_refits}
+    return {"broken": False, "budget": None, "n_refits": n_refits}
+
+
+def random_audit(state: BTState, objective: Objective, kind: str, budget: int, seed: int = 0, step: int = 1) -> dict:
+    """Random candidate matches (each drawn with probability ∝ its cell count) until broken."""
+    rng = np.random.default_rng(seed)
+    st = _state_for(state, kind)
+    table = st.counts.counts.copy()
+    used = 0
+    while used < budget:
+        cand = candidates(st, kind, counts=table)
+        if len(cand) == 0:
+            break
+        w = np.where(np.isfinite(cand.available), cand.available, 1.0)
+        idx = rng.choice(len(cand), p=w / w.sum())
+        m = float(min(step, cand.available[idx], budget - used))
+        new = apply(table, cand, idx, m)
+        rf = refit_one(st, new)
+        if not rf.ok:
+            continue
+        table, used = new, used + m
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
+        if objective.broken(st.theta, st.hinv):
+            return {"broken": True, "budget": int(used), "seed": seed}
+    return {"broken": False, "budget": None, "seed": seed}
+
+
+def rigging_audit(state: BTState, objective: TopK, budget: int, variant: str = "bt_diff", seed: int = 0) -> dict:
+    """Omni-rigging-style baseline for a targeted :class:`TopK` objective (promote or demote)."""
+    if objective.target is None:
+        raise ValueError("rigging needs a targeted objective (--target, --goal)")
+    rng = np.random.default_rng(seed)
+    t = objective.target
+    st = _state_for(state, "add")
+    c = st.counts
+    freq = c.counts.sum(axis=1)
+    freq = freq / freq.sum()
+    table = c.counts.copy()
+    votes = battles = 0
+    good = 0 if objective.goal == "promote" else 1  # target wins (promote) / loses (demote)
+    while votes < budget and battles < 50 * budget:
+        r = rng.choice(c.n_pairs, p=freq)
+        battles += 1
+        if variant == "target_only":
+            if t not in (c.i[r], c.j[r]):
+                continue
+            o = good if c.i[r] == t else 1 - good
+            new = table.copy()
+            new[r, o] += 1
+        else:
+            opts = []
+            for o in (0, 1):
+                tb = table.copy()
+                tb[r, o] += 1
+                opts.append(tb)
+            rf = refit(st, np.stack(opts), with_hinv=False)
+            vals = [objective.value(rf.theta[n]) if rf.ok[n] else np.inf for n in range(2)]
+            new = opts[int(np.argmin(vals))]
+        rf = refit_one(st, new, with_hinv=False)
+        table = new
+        votes += 1
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, st.hessian, st.hinv)
+        if objective.broken(st.theta):
+            return {"variant": variant, "broken": True, "budget": votes, "battles_seen": battles}
+    return {"variant": variant, "broken": False, "budget": None, "battles_seen": battles}
+
+
+def active_sampling(state: BTState, target: str, budget: int, step: int = 1) -> pd.DataFrame:
+    """Variance of the target after adding ``budget`` expected-outcome comparisons on the pairs of
+    largest ``Var(θ_a − θ_b)`` (uncertainty sampling), one step at a time with exact refits."""
+    st = _state_for(state, "add_weighted")
+    t = st.counts.index_of(target)
+    table = st.counts.counts.copy()
+    rows = [{"budget": 0, "variance": float(st.hinv[t, t])}]
+    used = 0
+    while used < budget:
+        cand = candidates(st, "add_weighted", counts=table)
+        var = st.leverage_base(cand.i, cand.j)
+        best = int(np.argmax(var))
+        table = apply(table, cand, best, step)
+        rf = refit_one(st, table)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
+        used += step
+        rows.append({"budget": used, "variance": float(st.hinv[t, t])})
+    return pd.DataFrame(rows)
