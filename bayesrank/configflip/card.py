@@ -152,7 +152,8 @@ def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = N
         })
     claims = []
     for b in grid.benchmarks:
-        if len(grid.configurations(b)) < 2:
+        wide = grid.wide(b)
+        if wide.shape[0] < 2 or wide.shape[1] < 2:  # no pairwise claim, or nothing that could flip
             continue
         for p in pairwise_flips(grid, b, tol).to_dict(orient="records"):
             if p["n_configs"] == 0:
