@@ -1,0 +1,283 @@
+"""The HJA estimator: one object, ``fit(method="mle"|"laplace"|"nuts")``, labelled results.
+
+``HJA(data, judge_col=..., rank=1|"auto").fit()`` returns :class:`HJAFit` with the consensus table
+(item, score, lower, upper, rank), the judge table (γ_k with CI, residual norm ‖U_k‖, influence
+flag), contrasts ``μ_i − μ_j``, judge deviations and pairwise probabilities ``p_kij`` with CIs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, log_expit
+from scipy.stats import norm
+
+from bayesrank.errors import InputError
+from bayesrank.hja.anchor import HJAParams, constraint_violations, sign_anchors
+from bayesrank.hja.data import JudgePairCounts, from_comparisons, validate
+from bayesrank.hja.fisher import deviation_gradient, manifold_covariance, probability_gradient, slices
+from bayesrank.hja.mle import fit_constrained_mle, linear_predictor
+
+METHODS = ("mle", "laplace", "nuts")
+
+
+def as_counts(data, judge_col: str | None = None) -> JudgePairCounts:
+    """Accept :class:`JudgePairCounts`, :class:`bayesrank.data.Comparisons`, a path or a DataFrame."""
+    if isinstance(data, JudgePairCounts):
+        return data
+    from bayesrank.data import Comparisons, read_comparisons
+
+    if not isinstance(data, Comparisons):
+        data = read_comparisons(data, judge=judge_col)
+    return from_comparisons(data)
+
+
+@dataclass
+class HJAFit:
+    """A fitted HJA model. ``cov`` is the covariance of θ = (μ, γ, vec V, vec U) (None for NUTS);
+    ``draws`` (NUTS only) holds identified, sign-aligned posterior draws of γ, μ, U, V."""
+
+    counts: JudgePairCounts
+    params: HJAParams
+    method: str
+    converged: bool
+    loss: float
+    cov: np.ndarray | None = None
+    draws: dict | None = None
+    idata: object = None
+    level: float = 0.95
+    info: dict = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def rank(self) -> int:
+        return self.params.rank
+
+    @property
+    def items(self):
+        return self.counts.items
+
+    @property
+    def judges(self):
+        return self.counts.judges
+
+    @property
+    def z(self) -> float:
+        return float(norm.ppf(0.5 + self.level / 2))
+
+    def _sl(self):
+        return slices(self.counts.n_judges, self.counts.n_items, self.rank)
+
+    def _interval(self, est, grad=None, draws=None):
+        """Wald interval (delta method with ``grad``) or posterior quantiles (``draws``, shape (S, m))."""
+        if draws is not None:
+            a = (1 - self.level) / 2
+            return (draws.mean(0), draws.std(0, ddof=1), np.quantile(draws, a, axis=0),
+                    np.quantile(draws, 1 - a, axis=0))
+        var = np.einsum("mp,pq,mq->m", grad, self.cov, grad)
+        se = np.sqrt(np.maximum(var, 0))
+        return est, se, est - self.z * se, est + self.z * se
+
+    # ---------------------------------------------------------------- tables
+    def consensus(self) -> pd.DataFrame:
+        """Consensus scores μ_i (sum-to-zero logit scale) with intervals and rank (1 = best)."""
+        mu = self.params.mu
+        if self.draws is not None:
+            est, se, lo, hi = self._interval(None, draws=self.draws["mu"])
+        else:
+            G = np.zeros((len(mu), self.cov.shape[0]))
+            G[np.arange(len(mu)), self._sl()["mu"].start + np.arange(len(mu))] = 1
+            est, se, lo, hi = self._interval(mu, G)
+        df = pd.DataFrame({"item": self.items, "score": est, "se": se, "lower": lo, "upper": hi})
+        df["rank"] = df["score"].rank(ascending=False, method="min").astype(int)
+        return df.sort_values("rank", kind="stable").reset_index(drop=True)
+
+    def judge_table(self, flag_ratio: float = 1.5) -> pd.DataFrame:
+        """γ_k with CI, residual norm ‖U_k·‖ and the high-influence flag.
+
+        flagged: above-average sensitivity (γ_k > 1) AND residual norm above ``flag_ratio`` × the
+        median residual norm across judges — a judge that both weighs heavily on the consensus and
+        deviates systematically from it.
+        """
+        g = self.params.gamma
+        K = len(g)
+        if self.draws is not None:
+            est, se, lo, hi = self._interval(None, draws=self.draws["gamma"])
+            res = np.linalg.norm(self.draws["U"], axis=-1).mean(0) if self.rank else np.zeros(K)
+        else:
+            G = np.zeros((K, self.cov.shape[0]))
+            G[np.arange(K), self._sl()["gamma"].start + np.arange(K)] = 1
+            est, se, lo, hi = self._interval(g, G)
+            res = np.linalg.norm(self.params.U, axis=1) if self.rank else np.zeros(K)
+        med = np.median(res)
+        flagged = (est > 1.0) & (res > flag_ratio * med) & (res > 0)
+        return pd.DataFrame({"judge": self.judges, "gamma": est, "se": se, "lower": lo, "upper": hi,
+                             "residual_norm": res, "flagged": flagged,
+                             "n_comparisons": self.counts.per_judge().to_numpy()})
+
+    def contrast(self, item_i, item_j) -> pd.Series:
+        """``μ_i − μ_j`` with SE and interval."""
+        a, b = self._index(item_i), self._index(item_j)
+        if self.draws is not None:
+            d = self.draws["mu"][:, a] - self.draws["mu"][:, b]
+            est, se, lo, hi = self._interval(None, draws=d[:, None])
+        else:
+            G = np.zeros((1, self.cov.shape[0]))
+            G[0, a] += 1
+            G[0, b] -= 1
+            est, se, lo, hi = self._interval(np.array([self.params.mu[a] - self.params.mu[b]]), G)
+        return pd.Series({"estimate": float(np.ravel(est)[0]), "se": float(np.ravel(se)[0]),
+                          "lower": float(np.ravel(lo)[0]), "upper": float(np.ravel(hi)[0])})
+
+    def deviations(self) -> pd.DataFrame:
+        """Judge deviations ``D_ki = S_ki − μ_i = (γ_k − 1)μ_i + U_k·V_i·`` with intervals (long table)."""
+        K, N = self.counts.n_judges, self.counts.n_items
+        D = self.params.scores - self.params.mu[None, :]
+        if self.draws is not None:
+            Sd = np.einsum("sk,si->ski", self.draws["gamma"], self.draws["mu"]) + np.einsum(
+                "skc,sic->ski", self.draws["U"], self.draws["V"])
+            Dd = (Sd - self.draws["mu"][:, None, :]).reshape(len(Sd), K * N)
+            est, se, lo, hi = self._interval(None, draws=Dd)
+        else:
+            est, se, lo, hi = self._interval(D.ravel(), deviation_gradient(self.params))
+        kk, ii = np.meshgrid(np.arange(K), np.arange(N), indexing="ij")
+        return pd.DataFrame({"judge": self.judges[kk.ravel()], "item": self.items[ii.ravel()], "deviation": est,
+                             "se": se, "lower": lo, "upper": hi})
+
+    def probability(self, judge, item_i, item_j) -> pd.Series:
+        """``p_kij = P(judge k prefers i over j)`` with a delta-method (logit-scale) interval."""
+        k = int(np.flatnonzero(self.judges == judge)[0]) if judge in set(self.judges) else None
+        if k is None:
+            raise InputError(f"unknown judge {judge!r}; judges are {list(self.judges)}")
+        a, b = self._index(item_i), self._index(item_j)
+        if self.draws is not None:
+            Sd = self.draws["gamma"][:, k, None] * self.draws["mu"] + np.einsum(
+                "sc,sic->si", self.draws["U"][:, k], self.draws["V"])
+            pd_ = expit(Sd[:, a] - Sd[:, b])
+            est, se, lo, hi = self._interval(None, draws=pd_[:, None])
+            return pd.Series({"p": float(est[0]), "se": float(se[0]), "lower": float(lo[0]), "upper": float(hi[0])})
+        prob, grad = probability_gradient(self.params, [k], [a], [b])
+        # interval on the logit scale, mapped back (stays inside (0, 1))
+        eta = np.log(prob / (1 - prob))
+        g_eta = grad / (prob * (1 - prob))[:, None]
+        se_eta = float(np.sqrt(g_eta @ self.cov @ g_eta.T)[0, 0])
+        se_p = float(np.sqrt(grad @ self.cov @ grad.T)[0, 0])
+        return pd.Series({"p": float(prob[0]), "se": se_p, "lower": float(expit(eta[0] - self.z * se_eta)),
+                          "upper": float(expit(eta[0] + self.z * se_eta))})
+
+    def _index(self, name) -> int:
+        if isinstance(name, (int, np.integer)):
+            return int(name)
+        hit = np.flatnonzero(self.items == name)
+        if not len(hit):
+            raise InputError(f"unknown item {name!r}")
+        return int(hit[0])
+
+    # ---------------------------------------------------------------- prediction
+    def predict_proba(self, counts: JudgePairCounts) -> np.ndarray:
+        """P(item i beats item j) for every row of ``counts`` (same judges/items order)."""
+        return expit(linear_predictor(counts, self.params))
+
+    def constraint_check(self) -> dict:
+        p = self.params
+        return constraint_violations(p.gamma, p.mu, p.U, p.V, sign_anchors(p.V) if self.rank else None)
+
+    def to_dict(self) -> dict:
+        cons = self.consensus()[["item", "score", "lower", "upper", "rank"]]
+        jt = self.judge_table()[["judge", "gamma", "lower", "upper", "residual_norm", "flagged"]]
+        return {"method": self.method, "rank": self.rank, "converged": bool(self.converged),
+                "neg_loglik": self.loss, "level": self.level, "consensus": cons, "judges": jt,
+                "singular_values": self.params.singular_values, "info": self.info,
+                "excluded": self.counts.excluded.to_dict()}
+
+
+def held_out_loss(params: HJAParams, test: JudgePairCounts) -> tuple[float, float]:
+    """(mean log-loss per held-out comparison, accuracy of the majority call) on ``test`` counts."""
+    eta = linear_predictor(test, params)
+    return pair_prediction_scores(expit(eta), test)
+
+
+def pair_prediction_scores(prob: np.ndarray, test: JudgePairCounts) -> tuple[float, float]:
+    prob = np.clip(prob, 1e-12, 1 - 1e-12)
+    ll = -(test.y * np.log(prob) + (test.n - test.y) * np.log1p(-prob)).sum() / max(test.total, 1e-300)
+    # accuracy: each held-out comparison scored 1 if the predicted side won (a tie counts half)
+    acc = (np.where(prob >= 0.5, test.y, test.n - test.y)).sum() / max(test.total, 1e-300)
+    return float(ll), float(acc)
+
+
+def select_rank(counts: JudgePairCounts, max_rank: int = 3, n_splits: int = 3, test_frac: float = 0.2,
+                seed: int = 0) -> pd.DataFrame:
+    """Held-out log-likelihood for r = 0..max_rank (random thinning splits of the comparisons).
+
+    Rule: the chosen rank is the r with the smallest mean held-out log-loss per comparison; a larger r
+    must beat every smaller one by more than one standard error of the paired split-wise difference,
+    otherwise the smaller r is kept (parsimony).
+    """
+    from bayesrank.hja.data import thin_split
+
+    K, N = counts.n_judges, counts.n_items
+    max_rank = int(min(max_rank, K - 1, N - 2))
+    losses = np.full((max_rank + 1, n_splits), np.nan)
+    for s in range(n_splits):
+        train, test = thin_split(counts, test_frac, seed + s)
+        for r in range(max_rank + 1):
+            try:
+                res = fit_constrained_mle(train, r, n_starts=1, seed=seed, warn=False)
+            except InputError:
+                continue
+            losses[r, s] = held_out_loss(res.best.params, test)[0]
+    mean = np.nanmean(losses, axis=1)
+    chosen = 0
+    for r in range(1, max_rank + 1):
+        diff = losses[chosen] - losses[r]  # positive = r better
+        se = diff.std(ddof=1) / np.sqrt(n_splits) if n_splits > 1 else 0.0
+        if np.isfinite(diff.mean()) and diff.mean() > max(se, 1e-12):
+            chosen = r
+    return pd.DataFrame({"rank": np.arange(max_rank + 1), "heldout_logloss": mean,
+                         "chosen": np.arange(max_rank + 1) == chosen})
+
+
+class HJA:
+    """Heterogeneous judge-aware ranking ``logit p_kij = γ_k(μ_i − μ_j) + U_k·(V_i· − V_j·)ᵀ``.
+
+    ``data``: Comparisons with a judge column, a path/DataFrame (read with ``judge_col``) or
+    :class:`JudgePairCounts`. ``rank``: int or ``"auto"`` (:func:`select_rank`).
+    """
+
+    def __init__(self, data, judge_col: str | None = None, rank: int | str = 1, min_per_judge: float = 20.0,
+                 max_rank: int = 3, level: float = 0.95, seed: int = 0):
+        self.counts = as_counts(data, judge_col)
+        self.seed = seed
+        self.level = level
+        self.rank_selection = None
+        if rank == "auto":
+            validate(self.counts, 0, min_per_judge)
+            self.rank_selection = select_rank(self.counts, max_rank=max_rank, seed=seed)
+            rank = int(self.rank_selection.loc[self.rank_selection.chosen, "rank"].iloc[0])
+        self.rank = int(rank)
+        validate(self.counts, self.rank, min_per_judge)
+
+    def fit_mle(self, n_starts: int = 3, information: str = "fisher", **kw) -> HJAFit:
+        res = fit_constrained_mle(self.counts, self.rank, n_starts=n_starts, seed=self.seed, **kw)
+        b = res.best
+        cov = manifold_covariance(self.counts, b.params, information)
+        info = {"iterations": b.iterations, "starts": [r.loss for r in res.starts],
+                "starts_disagree": res.disagree, "information": information}
+        if self.rank_selection is not None:
+            info["rank_selection"] = self.rank_selection
+        return HJAFit(self.counts, b.params, "mle", b.converged, b.loss, cov=cov, level=self.level, info=info)
+
+    def fit(self, method: str = "mle", **kw) -> HJAFit:
+        if method == "mle":
+            return self.fit_mle(**kw)
+        if method == "laplace":
+            from bayesrank.hja.pymc_model import fit_laplace
+
+            return fit_laplace(self, **kw)
+        if method == "nuts":
+            from bayesrank.hja.pymc_model import fit_nuts
+
+            return fit_nuts(self, **kw)
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
