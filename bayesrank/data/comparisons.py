@@ -38,7 +38,7 @@ def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: s
         labels = sorted(set(map(str, values[bad].unique().tolist())))[:10]
         raise InputError(
             f"column {column!r}: {int(bad.sum())} rows have unknown outcome labels {labels} "
-            f"(rows {_rows_where(bad, values.index)}); expected one of a/b/tie "
+            f"(0-based rows {_rows_where(bad, values.index)}); expected one of a/b/tie "
             f"(also accepted: model_a/model_b/tie/tie (bothbad), left/right, 1/0/0.5) or pass outcome_map="
         )
     for v in set(mapped.unique()):
@@ -97,7 +97,7 @@ class Comparisons:
                 if on_invalid == "raise":
                     raise InputError(
                         f"column {col!r}: {int(na.sum())} rows have a missing player name "
-                        f"(rows {_rows_where(na, df.index)}); expected a non-empty name"
+                        f"(0-based rows {_rows_where(na, df.index)}); expected a non-empty name"
                     )
                 log.add(f"missing name in {col!r}", int((na & keep).sum()), _rows_where(na & keep, df.index))
                 keep &= ~na
@@ -106,7 +106,7 @@ class Comparisons:
             if on_invalid == "raise":
                 raise InputError(
                     f"columns {model_a!r}/{model_b!r}: {int(same.sum())} self-comparisons "
-                    f"(rows {_rows_where(same, df.index)}); a player cannot be compared with itself "
+                    f"(0-based rows {_rows_where(same, df.index)}); a player cannot be compared with itself "
                     "(pass on_invalid='exclude' to drop and count them)"
                 )
             log.add("self-comparison", int(same.sum()), _rows_where(same, df.index))
@@ -124,7 +124,7 @@ class Comparisons:
             if bad.any():
                 raise InputError(
                     f"column {weight!r}: {int(bad.sum())} rows have a negative, missing or non-finite "
-                    f"weight (rows {_rows_where(bad, df.index)}); expected finite weights >= 0"
+                    f"weight (0-based rows {_rows_where(bad, df.index)}); expected finite weights >= 0"
                 )
             out["weight"] = w
         else:
@@ -134,7 +134,7 @@ class Comparisons:
             if jn.any():
                 if on_invalid == "raise":
                     raise InputError(
-                        f"column {judge!r}: {int(jn.sum())} rows have no judge (rows {_rows_where(jn, df.index)})"
+                        f"column {judge!r}: {int(jn.sum())} rows have no judge (0-based rows {_rows_where(jn, df.index)})"
                     )
                 log.add(f"missing judge in {judge!r}", int(jn.sum()), _rows_where(jn, df.index))
                 keep &= ~jn
