@@ -1,3 +1,8 @@
 import matplotlib
+from threadpoolctl import threadpool_limits
 
 matplotlib.use("Agg")
+
+# The suite runs under pytest-xdist on 2 cores: one BLAS thread per worker avoids oversubscription
+# (multi-threaded OpenBLAS was measured 10-15x slower on the small solves used here).
+threadpool_limits(limits=1, user_api="blas")
