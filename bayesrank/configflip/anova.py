@@ -17,6 +17,7 @@ the model is saturated (RSS = 0, df_resid = 0): SS and shares are still defined,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
@@ -75,10 +76,15 @@ def anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[st
                 max_order: int | None = None, blocks: list[str] | tuple[str, ...] = ()) -> pd.DataFrame:
     """Type-II ANOVA (see module docstring). The many small eigendecompositions run with one BLAS
     thread: multithreaded BLAS on matrices this small is slower, dramatically so on a loaded machine."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         return _anova_type2(data, response, factors, max_order, blocks)
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController  # scanning the loaded libraries is slow: do it once
+
+    return ThreadpoolController()
 
 
 def _anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[str, ...],

@@ -46,6 +46,7 @@ class EvalGrid:
     score_range: tuple[float, float] | None = (0.0, 1.0)
     items: pd.DataFrame | None = None
     exclusions: ExclusionLog = field(default_factory=ExclusionLog)
+    _wide_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -219,10 +220,18 @@ class EvalGrid:
         return pd.DataFrame(rows, columns=[BENCHMARK, MODEL, *self.axes])
 
     def wide(self, benchmark: str) -> pd.DataFrame:
-        """Scores of one benchmark as a (configuration x model) table; NaN marks a missing cell."""
-        d = self.data[self.data[BENCHMARK] == benchmark]
-        d = d.assign(config=[config_label(r, self.axes) for r in d[list(self.axes)].itertuples(index=False)])
-        return d.pivot(index="config", columns=MODEL, values=SCORE).reindex(columns=pd.unique(d[MODEL]))
+        """Scores of one benchmark as a (configuration x model) table; NaN marks a missing cell.
+
+        Configurations and models keep their first-seen order. Cached (the grid's data are not mutated)."""
+        if benchmark not in self._wide_cache:
+            d = self.data[self.data[BENCHMARK] == benchmark]
+            labels = [config_label(r, self.axes) for r in zip(*(d[a] for a in self.axes))]
+            configs, models = pd.unique(pd.Series(labels)), pd.unique(d[MODEL])
+            mat = np.full((len(configs), len(models)), np.nan)
+            mat[pd.Index(configs).get_indexer(labels), pd.Index(models).get_indexer(d[MODEL])] = d[SCORE].to_numpy()
+            self._wide_cache[benchmark] = pd.DataFrame(mat, index=pd.Index(configs, name="config"),
+                                                       columns=pd.Index(models, name=MODEL))
+        return self._wide_cache[benchmark].copy()
 
     def item_subset_hash(self, benchmark: str | None = None) -> str | None:
         """sha256 of the sorted item ids scored (per benchmark); None without per-item data."""

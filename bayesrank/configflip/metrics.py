@@ -121,14 +121,16 @@ def reachable_orderings(grid: EvalGrid, benchmark: str, tol: float = 0.0) -> tup
     wide, dropped = complete_configurations(grid, benchmark)
     models = list(wide.columns)
     labels = [ordering_label(row, models, tol) for row in wide.to_numpy(float)]
-    df = pd.DataFrame({"ordering": labels, "config": wide.index})
-    table = (df.groupby("ordering", sort=False).agg(count=("config", "size"), example_config=("config", "first"))
-             .reset_index().sort_values("count", ascending=False, kind="stable").reset_index(drop=True))
-    table["share"] = table["count"] / max(len(df), 1)
+    counts: dict[str, list] = {}
+    for lab, conf in zip(labels, wide.index):
+        counts.setdefault(lab, [0, conf])[0] += 1
+    table = pd.DataFrame([(k, n, c) for k, (n, c) in counts.items()], columns=["ordering", "count", "example_config"])
+    table = table.sort_values("count", ascending=False, kind="stable").reset_index(drop=True)
+    table["share"] = table["count"] / max(len(labels), 1)
     strict = table[~table["ordering"].str.contains("=")]
     info = {"n_models": len(models), "n_possible_strict": math.factorial(len(models)),
             "n_reachable": int(len(table)), "n_reachable_strict": int(len(strict)),
-            "n_configs": int(len(df)), "incomplete_configs_excluded": dropped}
+            "n_configs": len(labels), "incomplete_configs_excluded": dropped}
     return table, info
 
 

@@ -55,7 +55,8 @@ def test_tol_turns_small_differences_into_ties():
 
 
 def test_tau_r_equals_mean_pairwise_scipy_kendall_tau_b(spec_grid):
-    g = EvalGrid.from_scores(spec_grid, axes=["template", "decoding", "fewshot", "scoring"])
+    sub = spec_grid[spec_grid.decoding != "t0.7"]           # 48 configurations -> 1128 pairs
+    g = EvalGrid.from_scores(sub, axes=["template", "decoding", "fewshot", "scoring"])
     wide = g.wide("truthfulqa")
     ref = [stats.kendalltau(wide.iloc[i], wide.iloc[j]).statistic
            for i, j in itertools.combinations(range(len(wide)), 2)]
