@@ -9,6 +9,7 @@ from bayesrank.bt import DEFAULT_PRIOR_SIGMA, BradleyTerry, build_bt_model, map_
 from bayesrank.bt.mle import constrained_covariance, fit_newton
 
 
+@pytest.mark.slow  # compiles the PyTensor Hessian (~10 s); tests/bt/test_pymc_model.py covers MAP = ridge MLE quickly
 def test_map_equals_ridge_mle_and_laplace_equals_penalised_hessian(llmfao, llmfao_counts):
     """MAP = ridge MLE (ridge = 1/σ²); Laplace covariance (PyTensor Hessian) = inverse penalised Hessian."""
     bt = BradleyTerry(llmfao, ties="half")
