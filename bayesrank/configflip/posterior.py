@@ -58,6 +58,9 @@ class FlipPosterior:
             self.use_items = self.grid.items is not None
         if self.use_items and self.grid.items is None:
             raise InputError("use_items=True but the grid has no per-item data")
+        if self.use_items and not self.grid.items["correct"].isin([0.0, 1.0]).all():
+            raise InputError("per-item correctness is not binary (partial credit?): the Bernoulli item model "
+                             "needs 0/1; use use_items=False for the binomial-count model")
         if not self.use_items and N_ITEMS not in self.grid.data.columns:
             raise InputError("the posterior model needs item counts: build the grid with n_items=... (or from "
                              "per-item data); lm-eval stderr gives n via readers.n_from_stderr")
