@@ -15,9 +15,16 @@ def _split(s: str | None) -> list[str] | None:
 
 
 def _load_rows(paths: list[str]) -> pd.DataFrame:
-    from .readers import read_any
+    """Concatenated reader rows; per-item files (samples JSONL) are summarised to one row per cell."""
+    from .readers import read_any, summarise_items
 
-    return pd.concat([read_any(p) for p in paths], ignore_index=True)
+    frames = []
+    for p in paths:
+        rows = read_any(p)
+        if "correct" in rows.columns and "score" not in rows.columns:
+            rows = summarise_items(rows)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True)
 
 
 def _grid_from_args(args, rows: pd.DataFrame):

@@ -210,6 +210,9 @@ def read_inspect_log(path: str | Path, items: bool = False, scorer: str | None =
         "num_fewshot": (ev.get("task_args") or {}).get("fewshot", 0),
         "fewshot_seed": (ev.get("task_args") or {}).get("fewshot_seed"),
         "dataset": (ev.get("dataset") or {}).get("name"), "source_file": str(path),
+        # the solver plan (prompt templates are solver parameters) is the template fingerprint
+        "template_hash": sha256_text(json.dumps((raw.get("plan") or {}).get("steps"), sort_keys=True))
+        if (raw.get("plan") or {}).get("steps") else None,
     }
     if items:
         rows = []
@@ -300,6 +303,26 @@ def read_helm_run(run_dir: str | Path, metric: str = "exact_match", split: str |
                           "n_items": int(per["item"].nunique()),
                           "stderr": float(per["correct"].std(ddof=1) / np.sqrt(len(per))) if len(per) > 1 else np.nan,
                           "item_subset_hash": sha256_text("\n".join(sorted(per["item"])))}])
+
+
+def summarise_items(items: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
+    """Per-item reader rows -> one row per cell: score (mean correctness), n_items, item_subset_hash
+    (sha256 of the sorted item ids) and, where prompt hashes exist, a template hash over them."""
+    keys = keys or [k for k in ("model", "benchmark", "metric", "filter", "harness", "num_fewshot")
+                    if k in items.columns and items[k].notna().all()]
+    rows = []
+    for key, g in items.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = {k: v for k, v in zip(keys, key)}
+        for c in g.columns:  # constant provenance columns travel along
+            if c not in row and c not in ("item", "correct", "doc_hash", "prompt_hash") and g[c].nunique(dropna=False) == 1:
+                row[c] = g[c].iloc[0]
+        row.update(score=float(g["correct"].mean()), n_items=int(g["item"].nunique()),
+                   item_subset_hash=sha256_text("\n".join(sorted(g["item"].astype(str)))))
+        if "prompt_hash" in g and g["prompt_hash"].notna().all():
+            row["template_hash"] = sha256_text("\n".join(g["prompt_hash"].astype(str)))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # ----------------------------------------------------------------------------- CSV and grid

@@ -9,7 +9,7 @@ import pytest
 from bayesrank import datasets
 from bayesrank.configflip.readers import (items_from_stderr, n_from_stderr, read_any, read_helm_run,
                                           read_inspect_log, read_lm_eval_dir, read_lm_eval_results,
-                                          read_lm_eval_samples, to_grid)
+                                          read_lm_eval_samples, summarise_items, to_grid)
 
 GRID = "eval_grid/lm_eval_harness_2023"
 
@@ -95,3 +95,16 @@ def test_bad_files(tmp_path):
         read_lm_eval_results(p)
     with pytest.raises(FileNotFoundError):
         read_any(tmp_path / "missing.csv")
+
+
+def test_summarise_items_gives_cell_scores_and_subset_hashes(fixtures):
+    import hashlib
+
+    items = read_lm_eval_samples(fixtures / "samples_arc_easy_2024-05-01T12-00-00.123456.jsonl", model="pythia")
+    cell = summarise_items(items)
+    assert len(cell) == 1 and cell.n_items.iloc[0] == 20
+    assert cell.score.iloc[0] == pytest.approx(items.correct.mean())
+    ids = "\n".join(sorted(str(i) for i in range(20)))
+    assert cell.item_subset_hash.iloc[0] == hashlib.sha256(ids.encode()).hexdigest()
+    assert len(cell.template_hash.iloc[0]) == 64
+    assert read_inspect_log(fixtures / "inspect_mmlu_anatomy.json").template_hash.notna().all()
