@@ -1,0 +1,70 @@
+"""Influence formulas against finite differences of exact refits, and the chord refit against Newton."""
+
+import numpy as np
+import pytest
+
+from bayesrank.bt.mle import constrained_covariance, fit_newton
+from bayesrank.influence.actions import candidates
+from bayesrank.influence.objectives import CIObjective, ContrastVariance, SmoothTau, TopK, top1_gap
+from bayesrank.influence.state import chord_refit, refit
+
+
+def _weight_derivative(state, cand, value, eps=1e-5):
+    """Central difference of value(θ̂(w), H⁻¹(w)) in the weight of one match of each candidate cell."""
+    out = []
+    for n in range(len(cand)):
+        vals = []
+        for sgn in (+1, -1):
+            table = state.counts.counts.copy()
+            table[cand.r[n]] += sgn * eps * cand.delta[n]
+            th, h, _, _ = fit_newton(state.counts.with_counts(table), ties=state.ties)
+            vals.append(value(th, constrained_covariance(h, state.n_players)))
+        out.append((vals[0] - vals[1]) / (2 * eps))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("make", [top1_gap, lambda s: SmoothTau(s), lambda s: CIObjective(s, None),
+                                  lambda s: CIObjective(s, str(s.players[s.ranking()[0]])),
+                                  lambda s: TopK(s, 3, ci_aware=True)])
+def test_first_order_equals_weight_derivative(nba, make):
+    """−∇fᵀH⁻¹g_n (+ the d(H⁻¹)/dw term with the third derivative for CI objectives) equals the
+    numerical derivative of the exactly refitted objective w.r.t. the match weight."""
+    obj = make(nba)
+    cand = candidates(nba, "drop").take(np.arange(0, 400, 37))
+    pred = obj.delta(nba, cand, 1e-6, "first") / 1e-6  # per unit weight change along delta (= −1)
+    fd = _weight_derivative(nba, cand, obj.value)
+    np.testing.assert_allclose(pred, fd, rtol=2e-4, atol=1e-8)
+
+
+def test_third_derivative_term_matters(nba):
+    """Without the θ-dependence of H (q-term) the CI derivative would be wrong: check it is not negligible."""
+    t = nba.ranking()[0]
+    u = np.zeros(nba.n_players)
+    u[t] = 1.0
+    cand = candidates(nba, "flip")  # flips change no curvature: the CI change is the q-term only
+    d = ContrastVariance(u).delta(nba, cand, 1.0, "first")
+    assert np.abs(d).max() > 1e-4
+
+
+def test_single_drop_leverage_correction(nba):
+    """For one dropped match the 1sN equals first order × 1/(1 − h_n), h_n = c(d) xᵀH⁻¹x."""
+    obj = top1_gap(nba)
+    cand = candidates(nba, "drop")
+    first = obj.delta(nba, cand, 1.0, "first")
+    newton = obj.delta(nba, cand, 1.0, "1sN")
+    s, c, _ = nba.derivatives(cand.i, cand.j)
+    h = c[:, 0] * nba.leverage_base(cand.i, cand.j)
+    np.testing.assert_allclose(newton, first / (1 - h), rtol=1e-12, atol=1e-15)
+
+
+def test_chord_refit_equals_newton(llmfao):
+    cand = candidates(llmfao, "drop")
+    cand = cand.take(np.linspace(0, len(cand) - 1, 50).astype(int))
+    tables = np.stack([llmfao.counts.counts.copy() for _ in range(len(cand))])
+    for n in range(len(cand)):
+        tables[n, cand.r[n]] += cand.delta[n]
+    _, dc = cand.gc(llmfao)
+    a = chord_refit(llmfao, tables, cand.r, dc)
+    b = refit(llmfao, tables)
+    assert a.ok.all() and b.ok.all()
+    np.testing.assert_allclose(a.theta, b.theta, atol=1e-9)

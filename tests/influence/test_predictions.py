@@ -1,0 +1,67 @@
+"""Predicted (first-order, one-step Newton) vs exact-refit changes for single actions on real data."""
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from bayesrank.influence.actions import candidates
+from bayesrank.influence.baselines import exact_deltas
+from bayesrank.influence.objectives import CIObjective, SmoothTau, top1_gap
+
+
+def _check(state, objective, cand, spearman_min=0.99, one_step_better=True):
+    exact = exact_deltas(state, objective, cand)
+    ok = np.isfinite(exact)
+    assert ok.mean() > 0.95  # refits without a finite MLE are excluded and counted
+    first = objective.delta(state, cand, 1.0, "first")[ok]
+    newton = objective.delta(state, cand, 1.0, "1sN")[ok]
+    exact = exact[ok]
+    rho = spearmanr(newton, exact).statistic
+    assert rho >= spearman_min, rho
+    err_first = np.median(np.abs(first - exact))
+    err_newton = np.median(np.abs(newton - exact))
+    if one_step_better:
+        assert err_newton < err_first, (err_newton, err_first)
+    else:  # flips: same curvature before and after (binary BT), so 1sN and first order coincide in θ
+        assert err_newton <= err_first * (1 + 1e-9) + 1e-15
+    return rho, err_first, err_newton
+
+
+@pytest.mark.parametrize("kind", ["drop", "flip"])
+def test_llmfao_single_actions_top1_gap_and_tau(llmfao, kind, sample):
+    cand = sample(candidates(llmfao, kind), 1000)
+    assert len(cand) == 1000
+    _check(llmfao, top1_gap(llmfao), cand, one_step_better=(kind == "drop"))
+    # τ surrogate: 1sN evaluates tanh exactly at the Newton point, first order linearises it
+    _check(llmfao, SmoothTau(llmfao), cand, one_step_better=True)
+
+
+def test_llmfao_add_and_ci_objectives(llmfao, sample):
+    from bayesrank.influence.audit import _state_for
+
+    st = _state_for(llmfao, "add")
+    cand = sample(candidates(st, "add"), 1000, seed=1)
+    _check(st, top1_gap(st), cand)
+    _check(st, CIObjective(st, None, "reduce", 0.5), cand)
+    leader = str(st.players[st.ranking()[0]])
+    _check(st, CIObjective(st, leader, "reduce", 0.5), cand)
+    drops = sample(candidates(llmfao, "drop"), 1000, seed=2)
+    _check(llmfao, CIObjective(llmfao, None), drops)
+    _check(llmfao, CIObjective(llmfao, leader), drops)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["drop", "flip"])
+def test_atp_single_actions_top1_gap_and_tau(atp, kind, sample):
+    cand = sample(candidates(atp, kind), 1000, seed=3)
+    assert len(cand) == 1000
+    _check(atp, top1_gap(atp), cand, one_step_better=(kind == "drop"))
+    _check(atp, SmoothTau(atp), cand, one_step_better=True)
+
+
+@pytest.mark.slow
+def test_atp_ci_trace_drops(atp, sample):
+    """Sparse ATP graph: the CI-trace 1sN (rank-one curvature update + first-order θ-shift term)
+    ranks drops with Spearman ≈ 0.98, short of 0.99 (documented in docs/influence.md)."""
+    cand = sample(candidates(atp, "drop"), 1000, seed=4)
+    _check(atp, CIObjective(atp, None), cand, spearman_min=0.97)
