@@ -1,7 +1,6 @@
 """Type-II ANOVA equals statsmodels' anova_lm(typ=2) to 1e-8 (balanced, unbalanced, blocks)."""
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
