@@ -74,12 +74,24 @@ def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: 
         if max_candidates is not None and len(cand) > max_candidates:
             cand = cand.take(np.argsort(objective.delta(st, cand, 1.0, "1sN"))[:max_candidates])
         tables = np.stack([apply(table, cand, n, 1.0) for n in range(len(cand))])
-        rf = refit(st, tables, with_hinv=True)
+        if objective.uses_hinv:
+            rf = refit(st, tables, with_hinv=True)
+            thetas, ok = rf.theta, rf.ok
+            vals = np.array([objective.value(rf.theta[n], rf.hinv[n]) if ok[n] else np.inf for n in range(len(cand))])
+        else:  # exact refits by the chord iteration (Newton fallback), see exact_deltas
+            _, dc = cand.gc(st)
+            rf = chord_refit(st, tables, cand.r, dc)
+            thetas, ok = rf.theta, rf.ok.copy()
+            if (~ok).any():
+                bad = np.flatnonzero(~ok)
+                rf2 = refit(st, tables[bad])
+                thetas[bad], ok[bad] = rf2.theta, rf2.ok
+            vals = np.where(ok, objective.values(np.nan_to_num(thetas).T), np.inf)
         n_refits += len(cand)
-        vals = np.array([objective.value(rf.theta[n], rf.hinv[n]) if rf.ok[n] else np.inf for n in range(len(cand))])
         best = int(np.argmin(vals))
         table = tables[best]
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta[best], rf.hessian[best], rf.hinv[best])
+        one = refit_one(st, table)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, one.theta, one.hessian, one.hinv)
         if objective.broken(st.theta, st.hinv):
             return {"broken": True, "budget": used, "n_refits": n_refits}
     return {"broken": False, "budget": None, "n_refits": n_refits}

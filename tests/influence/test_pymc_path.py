@@ -31,6 +31,7 @@ OBJECTIVES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
 def test_influence_identical_from_pymc_and_numpy(pair_of_states, kind, name):
@@ -46,6 +47,7 @@ def test_influence_identical_from_pymc_and_numpy(pair_of_states, kind, name):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_pytensor_derivatives_match_closed_form(pair_of_states):
     ps, ns = pair_of_states
     d = np.linspace(-4, 4, 17)

@@ -1,0 +1,88 @@
+"""Figures of an audit: influence distribution, objective vs budget (predicted and refit),
+player-removal displacement vs degree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def plot_influence_distribution(state, objective, ax=None):
+    """Histogram of per-match first-order drop influence on ``objective`` over all matches."""
+    from bayesrank.influence.scores import all_cell_influence
+
+    infl = all_cell_influence(state, objective)
+    counts = state.counts.counts
+    mask = counts > 0
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    ax.hist(infl[mask], bins=60, weights=counts[mask], color="tab:blue")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"change of {objective.name} when one match is dropped (first order)")
+    ax.set_ylabel("matches")
+    return ax
+
+
+def plot_budget_curves(audits: dict, ax=None):
+    """Objective value vs actions used: 1sN prediction before each step and exact refit after."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    for action, d in audits.items():
+        if action == "remove-player":
+            continue
+        curve = pd.DataFrame(d["curve"])
+        line = ax.plot(curve["budget"], curve["refit"], marker="o", ms=3, label=f"{action} (refit)")[0]
+        ax.plot(curve["budget"], curve["predicted"], ls="--", color=line.get_color(), label=f"{action} (1sN predicted)")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel("actions (matches)")
+    ax.set_ylabel("objective (break below 0)")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_player_removal(table: pd.DataFrame, ax=None):
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    t = table.dropna(subset=["displaced"])
+    ax.scatter(t["degree"], t["displaced"], s=12, label="exact refit")
+    ax.scatter(t["degree"], t["displaced_newton"], s=12, marker="x", label="group Newton")
+    top = t.sort_values("displaced", ascending=False).head(3)
+    for _, row in top.iterrows():
+        ax.annotate(str(row["player"])[:20], (row["degree"], row["displaced"]), fontsize=7)
+    ax.set_xlabel("degree (matches of the removed player)")
+    ax.set_ylabel("players whose rank changes")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def save_audit_plots(report: dict, outdir) -> list[Path]:
+    """Write the three figures of a ``run_audit`` report to ``outdir``; returns the paths."""
+    from bayesrank.influence.objectives import top1_gap
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    state = report["_state"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plot_influence_distribution(state, top1_gap(state), ax)
+    paths.append(outdir / "influence_distribution.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plot_budget_curves(report["audits"], ax)
+    paths.append(outdir / "objective_vs_budget.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    if "remove-player" in report["audits"]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        plot_player_removal(pd.DataFrame(report["audits"]["remove-player"]["table"]), ax)
+        paths.append(outdir / "player_removal.png")
+        fig.tight_layout()
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+    return paths
