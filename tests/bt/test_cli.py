@@ -62,7 +62,7 @@ def test_demo_runs_without_nuts(tmp_path):
     assert main(["demo", "--dataset", "nba", "--no-nuts", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     methods = [f["method"] for f in doc["fits"]]
-    assert methods == ["mle", "mle-sandwich", "bootstrap", "map", "laplace"]
+    assert methods == ["mle", "sandwich", "bootstrap", "map", "laplace"]
     # MAP with the default prior is close to, but not equal to, the MLE; Kendall tau near 1
     assert doc["agreement"]["map"]["max_abs_score_diff"] < 0.05
     assert doc["agreement"]["bootstrap"]["kendall_tau"] == 1.0
