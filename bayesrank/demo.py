@@ -60,7 +60,7 @@ def run(args) -> int:
         t = fit.table().set_index("player").loc[top["player"]]
         show[fit.method] = (t["upper"] - t["lower"]).to_numpy()
     out.print(rich_table(
-        show, title=f"Top {args.top}: MLE and 95% Fisher CI [lo, hi] (logit, sum-to-zero; rank is CI-aware), "
+        show, title=f"Top {args.top}: MLE and 95% Fisher CI lo..hi (logit, sum-to-zero; rank is CI-aware), "
         "then the 95% interval width of each method",
     ))
     agreement = compare(*fits).attrs["agreement"]
