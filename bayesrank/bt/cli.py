@@ -51,6 +51,8 @@ def register(sub) -> None:
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--sampler", default="pymc", choices=("pymc", "nutpie"))
     p.add_argument("--scale", default="logit", choices=("logit", "elo"), help="display scale of the printed table")
+    p.add_argument("--anchor", default=None, metavar="NAME=VALUE",
+                   help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
     p.add_argument("--top", type=int, default=None, help="print only the top N rows")
     p.add_argument("--json", default=None, help="write the result as JSON here")
     p.set_defaults(func=run)
@@ -68,7 +70,14 @@ def run(args) -> int:
             chains=args.chains, sampler=args.sampler, progress=args.method in ("bootstrap", "nuts"),
         )
     elapsed = time.perf_counter() - t0
-    table = fit.table(scale=args.scale)
+    anchor = None
+    if args.anchor:
+        name, _, value = args.anchor.rpartition("=")
+        if not name:
+            raise ValueError(f"--anchor must look like NAME=VALUE, got {args.anchor!r}")
+        fit.counts.index_of(name)  # clear error for an unknown player
+        anchor = (name, float(value))
+    table = fit.table(scale=args.scale, anchor=anchor)
     if args.top:
         table = table.head(args.top)
     out.print(rich_table(table, title=f"Bradley-Terry ({fit.method}, ties={fit.ties}, {fit.interval} {fit.level:.0%})"))

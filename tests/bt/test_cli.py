@@ -67,3 +67,17 @@ def test_demo_runs_without_nuts(tmp_path):
     assert doc["agreement"]["map"]["max_abs_score_diff"] < 0.05
     assert doc["agreement"]["bootstrap"]["kendall_tau"] == 1.0
     assert np.isfinite(doc["agreement"]["laplace"]["max_abs_width_diff"])
+
+
+def test_fit_elo_scale_with_anchor(capsys):
+    assert main(["fit", "sports/nba_games_2023_24_tidy.csv", "--scale", "elo", "--anchor", "Boston Celtics=1500", "--top", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "1500.000" in text
+    fit = BradleyTerry(path("sports/nba_games_2023_24_tidy.csv")).fit("mle")
+    t = fit.table(scale="elo", anchor=("Boston Celtics", 1500.0)).set_index("player")
+    logit = fit.table().set_index("player")
+    # Elo = 400/ln10 * theta + const, anchored player at 1500
+    assert t.loc["Boston Celtics", "score"] == pytest.approx(1500.0)
+    diff = t.loc["Denver Nuggets", "score"] - t.loc["Boston Celtics", "score"]
+    assert diff == pytest.approx(400 / np.log(10) * (logit.loc["Denver Nuggets", "score"] - logit.loc["Boston Celtics", "score"]))
+    assert main(["fit", "sports/nba_games_2023_24_tidy.csv", "--scale", "elo", "--anchor", "Nobody=1"]) == 2
