@@ -1,0 +1,119 @@
+"""Full perturbation audit of the bundled real leaderboards, one table like spec 00's.
+
+Run:  python examples/influence_audit.py            (writes out/influence_audit/*.csv|json|png)
+
+Per dataset: verified greedy actions needed to change the top-1 (drop, flip, add all_outcomes,
+add all_pairs, add all_outcomes_weighted), R_top1 / R_tau / R_CI (fraction of comparisons), the
+CI-aware / point budget ratio for drops, and the largest player-removal displacement and top-10
+change (exact refits). The spec's headline figures are printed beside ours where comparable.
+
+Where our data differ from the spec's: there is no Arena-55k battle file here — the Chatbot Arena
+data are aggregated pair counts (1.67M votes to 2024-08-14, 129 models), so "3 flips / 5 drops of
+55k" is not reproducible literally; MT-Bench is not bundled; ATP/WTA have no finite MLE as a whole
+and are restricted to their finite-MLE core (excluded matches reported).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from bayesrank.data import finite_core, read_comparisons
+from bayesrank.datasets import path
+from bayesrank.influence.audit import greedy_audit
+from bayesrank.influence.objectives import CIObjective, SmoothTau, TopK
+from bayesrank.influence.players import degree_relation, player_removal
+from bayesrank.influence.plots import plot_budget_curves, plot_player_removal
+from bayesrank.influence.state import BTState
+from bayesrank.report import console, rich_table, write_json
+
+DATASETS = {
+    "Chatbot Arena (counts)": ("arena/chatbotarena_20240814.json", None),
+    "LLMFAO crowd": ("llmfao/crowd-comparisons.csv", None),
+    "LLMFAO GPT-4 judge": ("llmfao/gpt4-crowd-comparisons.csv", None),
+    "ATP 2024 (finite core)": ("tennis/atp_matches_2024.csv", 1),
+    "WTA 2024 (finite core)": ("tennis/wta_matches_2024.csv", 1),
+    "NBA 2023-24": ("sports/nba_games_2023_24_tidy.csv", None),
+}
+TOP1_ACTIONS = ("drop", "flip", "add", "add_pairs", "add_weighted")
+SPEC = {  # headline figures of spec 00 (seed 000), comparable rows only
+    "top1_flip": "3 (Arena-55k)", "top1_drop": "5 (Arena-55k)", "R_top1_drop": "< 1%",
+    "ci_aware_ratio": "~13x (mean)", "max_displaced": "up to 28", "max_top10_changes": "up to 6",
+}
+
+
+def audit_dataset(name, file, min_matches, out):
+    comps = read_comparisons(path(file))
+    if min_matches is not None:
+        comps = finite_core(comps, min_matches=min_matches)
+    st = BTState.fit(comps.aggregate())
+    n = st.n_matches
+    row = {"dataset": name, "players": st.n_players, "comparisons": n, "excluded_rows": comps.excluded.total}
+    curves = {}
+    for kind in TOP1_ACTIONS:
+        r = greedy_audit(st, TopK(st, 1), kind, budget=int(np.ceil(0.05 * n)))
+        row[f"top1_{kind}"] = r.budget if r.verified else None
+        curves[kind] = r.to_dict()
+    ci_aware = greedy_audit(st, TopK(st, 1, ci_aware=True), "drop", budget=int(np.ceil(0.2 * n)))
+    row["top1_drop_ci_aware"] = ci_aware.budget if ci_aware.verified else None
+    row["ci_aware_ratio"] = (row["top1_drop_ci_aware"] / row["top1_drop"]
+                             if row["top1_drop_ci_aware"] and row["top1_drop"] else None)
+    for kind in ("drop", "flip"):
+        r = greedy_audit(st, SmoothTau(st), kind, budget=int(np.ceil(0.02 * n)), max_steps=150)
+        row[f"R_tau_{kind}"] = r.fraction if r.verified else None
+        r = greedy_audit(st, CIObjective(st, None, "inflate", 1.5), kind, budget=int(np.ceil(0.05 * n)), max_steps=150)
+        row[f"R_CI_{kind}"] = r.fraction if r.verified else None
+        row[f"R_top1_{kind}"] = row[f"top1_{kind}"] / n if row[f"top1_{kind}"] else None
+    table = player_removal(st)
+    best = table.sort_values("displaced", ascending=False).iloc[0]
+    row.update(max_displaced=best["displaced"], max_displaced_player=best["player"],
+               max_top10_changes=table["top10_changes"].max(),
+               no_finite_mle_after_removal=int((~table["finite_mle"]).sum()),
+               **degree_relation(table))
+    slug = "".join(ch if ch.isalnum() else "_" for ch in name).strip("_").lower()
+    table.to_csv(out / f"player_removal_{slug}.csv", index=False)
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    plot_budget_curves(curves, axes[0])
+    plot_player_removal(table, axes[1])
+    axes[0].set_title(f"{name}: top-1 gap vs actions")
+    fig.tight_layout()
+    fig.savefig(out / f"audit_{slug}.png", dpi=100)
+    plt.close(fig)
+    return row, curves
+
+
+def main():
+    out = Path("out/influence_audit")
+    out.mkdir(parents=True, exist_ok=True)
+    con = console()
+    rows, details = [], {}
+    with threadpool_limits(1):
+        for name, (file, mm) in DATASETS.items():
+            t0 = time.perf_counter()
+            row, curves = audit_dataset(name, file, mm, out)
+            row["seconds"] = time.perf_counter() - t0
+            rows.append(row)
+            details[name] = {"row": row, "top1_audits": curves}
+            con.print(f"{name}: done in {row['seconds']:.1f}s")
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "audit_table.csv", index=False)
+    write_json({"table": df, "spec_headlines": SPEC, "details": details}, out / "audit.json")
+    show = df[["dataset", "players", "comparisons", "top1_drop", "top1_flip", "top1_add", "top1_add_pairs",
+               "top1_add_weighted", "R_top1_drop", "R_top1_flip", "R_tau_drop", "R_tau_flip", "R_CI_drop", "R_CI_flip",
+               "ci_aware_ratio", "max_displaced", "max_top10_changes", "spearman_degree_vs_displaced"]].copy()
+    spec_row = {c: SPEC.get(c, "") for c in show.columns}
+    spec_row["dataset"] = "spec 00 headline"
+    show = pd.concat([show.astype(object), pd.DataFrame([spec_row])], ignore_index=True)
+    con.print(rich_table(show.T.reset_index().rename(columns={"index": "quantity"}).astype(str),
+                         title="perturbation audit (budgets in matches; R = fraction of comparisons; - = not broken within budget)"))
+    con.print(f"wrote {out}/audit_table.csv, audit.json and figures")
+
+
+if __name__ == "__main__":
+    main()
