@@ -9,19 +9,25 @@ from scipy.stats import norm
 from bayesrank.hja.fisher import deviation_gradient
 
 
-def affinity(fit, item_group: dict, judge_group: dict) -> pd.DataFrame:
+def affinity(fit, item_group: dict, judge_group: dict, part: str = "residual") -> pd.DataFrame:
     """Self-preference of each judge for items of its own group (e.g. model family).
 
-    For judge k with group g: ``A_k = mean_{i∈g} D_ki − mean_{i∉g} D_ki`` where
-    ``D_ki = S_ki − μ_i`` is the judge's deviation from the consensus (a linear function of the
-    deviations, so its delta-method SE is exact given Cov(D)). Positive = the judge rates its own
-    family higher than the consensus does, relative to other items. Judges without a group, or whose
-    group has no items, are skipped. NUTS fits use posterior draws.
+    For judge k with group g: ``A_k = mean_{i∈g} X_ki − mean_{i∉g} X_ki`` with ``X`` = the structured
+    residual ``R_ki = U_k·V_i·`` (``part="residual"``, default: the affinity a rescaling γ_k of the
+    consensus cannot explain) or the full deviation ``D_ki = S_ki − μ_i = (γ_k − 1)μ_i + R_ki``
+    (``part="deviation"``: also counts a sharp judge's larger spread around top-ranked families). ``A_k``
+    is linear in X, so its delta-method SE follows from Cov(θ). Positive = the judge rates its own family
+    higher than the consensus does, relative to the other items. Judges without a group, or whose group
+    has no items, are skipped. NUTS fits use posterior draws.
     """
+    if part not in ("residual", "deviation"):
+        raise ValueError(f"part must be 'residual' or 'deviation', got {part!r}")
+    resid = part == "residual"
     K, N = fit.counts.n_judges, fit.counts.n_items
-    D = (fit.params.scores - fit.params.mu[None, :]).ravel()
+    base = 0.0 if resid else fit.params.gamma[:, None] * fit.params.mu[None, :] - fit.params.mu[None, :]
+    D = (base + fit.params.U @ fit.params.V.T).ravel()
     rows = []
-    G = deviation_gradient(fit.params) if fit.draws is None else None
+    G = deviation_gradient(fit.params, residual_only=resid) if fit.draws is None else None
     for k, judge in enumerate(fit.judges):
         g = judge_group.get(str(judge))
         if g is None:
@@ -40,11 +46,13 @@ def affinity(fit, item_group: dict, judge_group: dict) -> pd.DataFrame:
             lo, hi = est - fit.z * se, est + fit.z * se
         else:
             d = fit.draws
-            Sd = np.einsum("sk,si->ski", d["gamma"], d["mu"]) + np.einsum("skc,sic->ski", d["U"], d["V"])
-            a = ((Sd - d["mu"][:, None, :]).reshape(len(Sd), -1)) @ w
+            Rd = np.einsum("skc,sic->ski", d["U"], d["V"])
+            if not resid:
+                Rd = Rd + np.einsum("sk,si->ski", d["gamma"] - 1.0, d["mu"])
+            a = Rd.reshape(len(Rd), -1) @ w
             est, se = float(a.mean()), float(a.std(ddof=1))
             lo, hi = np.quantile(a, [(1 - fit.level) / 2, (1 + fit.level) / 2])
-        rows.append({"judge": judge, "group": g, "n_own_items": int(own.sum()), "self_preference": est,
+        rows.append({"judge": judge, "group": g, "part": part, "n_own_items": int(own.sum()), "self_preference": est,
                      "se": se, "lower": float(lo), "upper": float(hi),
                      "p_value": float(2 * norm.sf(abs(est) / se)) if se > 0 else np.nan})
     return pd.DataFrame(rows)

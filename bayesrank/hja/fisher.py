@@ -127,15 +127,17 @@ def slices(n_judges: int, n_items: int, rank: int) -> dict:
             "U": slice(N + K + N * r, (N + K) * (1 + r))}
 
 
-def deviation_gradient(p: HJAParams) -> np.ndarray:
-    """Gradient (K·N × P) of judge deviations ``D_ki = S_ki − μ_i = (γ_k − 1)μ_i + U_k·V_i·``."""
+def deviation_gradient(p: HJAParams, residual_only: bool = False) -> np.ndarray:
+    """Gradient (K·N × P) of judge deviations ``D_ki = S_ki − μ_i = (γ_k − 1)μ_i + U_k·V_i·``
+    (``residual_only``: of the structured residual ``R_ki = U_k·V_i·``)."""
     K, N, r = len(p.gamma), len(p.mu), p.rank
     P = (N + K) * (1 + r)
     sl = slices(K, N, r)
     G = np.zeros((K, N, P))
     kk, ii = np.meshgrid(np.arange(K), np.arange(N), indexing="ij")
-    G[kk, ii, ii] = (p.gamma - 1.0)[:, None] * np.ones((1, N))
-    G[kk, ii, sl["gamma"].start + kk] = np.broadcast_to(p.mu[None, :], (K, N))
+    if not residual_only:
+        G[kk, ii, ii] = (p.gamma - 1.0)[:, None] * np.ones((1, N))
+        G[kk, ii, sl["gamma"].start + kk] = np.broadcast_to(p.mu[None, :], (K, N))
     for c in range(r):
         G[kk, ii, sl["V"].start + ii * r + c] = np.broadcast_to(p.U[:, c][:, None], (K, N))
         G[kk, ii, sl["U"].start + kk * r + c] = np.broadcast_to(p.V[:, c][None, :], (K, N))

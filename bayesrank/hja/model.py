@@ -200,6 +200,9 @@ def held_out_loss(params: HJAParams, test: JudgePairCounts) -> tuple[float, floa
 
 
 def pair_prediction_scores(prob: np.ndarray, test: JudgePairCounts) -> tuple[float, float]:
+    """(mean log-loss, accuracy) per held-out comparison; NaN when ``test`` holds no comparisons."""
+    if test.total <= 0:
+        return float("nan"), float("nan")
     prob = np.clip(prob, 1e-12, 1 - 1e-12)
     ll = -(test.y * np.log(prob) + (test.n - test.y) * np.log1p(-prob)).sum() / max(test.total, 1e-300)
     # accuracy: each held-out comparison scored 1 if the predicted side won (a tie counts half)
