@@ -154,7 +154,7 @@ class Comparisons:
     @property
     def players(self) -> np.ndarray:
         """Sorted player names."""
-        return np.array(sorted(set(self.frame["model_a"]).union(self.frame["model_b"])), dtype=object)
+        return np.array(sorted(pd.unique(pd.concat([self.frame["model_a"], self.frame["model_b"]], ignore_index=True))), dtype=object)
 
     @property
     def judges(self) -> np.ndarray:
