@@ -107,11 +107,23 @@ def main():
     show = df[["dataset", "players", "comparisons", "top1_drop", "top1_flip", "top1_add", "top1_add_pairs",
                "top1_add_weighted", "R_top1_drop", "R_top1_flip", "R_tau_drop", "R_tau_flip", "R_CI_drop", "R_CI_flip",
                "ci_aware_ratio", "max_displaced", "max_top10_changes", "spearman_degree_vs_displaced"]].copy()
-    spec_row = {c: SPEC.get(c, "") for c in show.columns}
-    spec_row["dataset"] = "spec 00 headline"
-    show = pd.concat([show.astype(object), pd.DataFrame([spec_row])], ignore_index=True)
-    con.print(rich_table(show.T.reset_index().rename(columns={"index": "quantity"}).astype(str),
-                         title="perturbation audit (budgets in matches; R = fraction of comparisons; - = not broken within budget)"))
+    def fmt(col, v):
+        if v is None or (isinstance(v, float) and not np.isfinite(v)):
+            return "-"
+        if col.startswith("R_"):
+            return f"{100 * v:.3g}%"
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.3g}" if col in ("ci_aware_ratio", "spearman_degree_vs_displaced") else f"{v:.0f}"
+        return str(v)
+
+    cells = {r["dataset"]: [fmt(c, r[c]) for c in show.columns[1:]] for r in show.to_dict(orient="records")}
+    cells["spec 00 headline"] = [SPEC.get(c, "") for c in show.columns[1:]]
+    pretty = pd.DataFrame(cells, index=show.columns[1:])
+    pretty.index.name = "quantity (budget = matches)"
+    con.width = max(con.width, 200)
+    con.print("perturbation audit; R = fraction of comparisons; - = not broken within budget "
+              "(top-1: 5% of N, CI-aware: 20%, tau/CI: 2%/5%)")
+    con.print(pretty.to_string())
     con.print(f"wrote {out}/audit_table.csv, audit.json and figures")
 
 
