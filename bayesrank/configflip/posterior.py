@@ -45,6 +45,7 @@ class FlipPosterior:
     cell_effects: bool = True          # residual model x configuration effects delta[m, c]
     use_items: bool | None = None      # per-item Bernoulli with item effects (default: when items exist)
     prior_scale: float = 1.0
+    dense_items: bool | None = None    # per-item likelihood as a dense cube (default: when fully crossed)
     _index: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -124,7 +125,20 @@ class FlipPosterior:
                 model.add_coord("item", [str(u) for u in uniq])
                 su = pm.HalfNormal("sigma_item", 1.5)
                 u = su * pm.ZeroSumNormal("u_z", 1.0, dims="item")
-                pm.Bernoulli("y", logit_p=eta[m, c] + u[codes], observed=it["correct"].to_numpy().round().astype(int))
+                y = it["correct"].to_numpy().astype(int)
+                n_m, n_c, n_i = len(self.models), len(self.configs), len(uniq)
+                complete = len(it) == n_m * n_c * n_i
+                if self.dense_items and not complete:
+                    raise InputError("dense_items=True needs every item scored in every (model, configuration) cell")
+                if complete and self.dense_items is not False:
+                    # fully crossed (every item in every cell): a dense (model, config, item) cube, so the
+                    # likelihood is a broadcast add instead of a 100k-element gather and scatter-add
+                    cube = np.empty((n_m, n_c, n_i), dtype=int)
+                    cube[m, c, codes] = y
+                    pm.Bernoulli("y", logit_p=eta[:, :, None] + u[None, None, :], observed=cube,
+                                 dims=("model", "config", "item"))
+                else:
+                    pm.Bernoulli("y", logit_p=eta[m, c] + u[codes], observed=y)
             else:
                 obs = self.observed()
                 pm.Binomial("k", n=obs["n"].to_numpy(), logit_p=eta[obs["m"].to_numpy(), obs["c"].to_numpy()],

@@ -100,3 +100,13 @@ def test_flip_probabilities_are_calibrated_on_both_simulations(fits):
     assert np.mean((p - t) ** 2) < np.mean((raw - t) ** 2)
     confident = (p >= 0.9) | (p <= 0.1)
     assert confident.sum() >= 30 and ((p[confident] >= 0.9) == (t[confident] == 1)).all()
+
+
+@pytest.mark.slow
+def test_dense_item_cube_has_the_same_log_density_as_the_indexed_likelihood():
+    g, _ = simulate_grid({"A": 0.4, "B": 0.0}, {"template": ["t1", "t2"]}, n_items=10, per_item=True, seed=3)
+    dense, indexed = FlipPosterior(g).build(), FlipPosterior(g, dense_items=False).build()
+    rng = np.random.default_rng(0)
+    point = {k: v + rng.normal(0, 0.3, np.shape(v)) for k, v in dense.initial_point().items()}
+    assert dense.compile_logp()(point) == pytest.approx(indexed.compile_logp()(point), rel=1e-12)
+    assert dense["y"].eval().shape == (2, 2, 10)
