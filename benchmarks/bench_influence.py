@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from bayesrank.influence.cli import single_blas_thread
 
 from bayesrank.bt.mle import constrained_covariance, fit_newton
 from bayesrank.data import read_comparisons
@@ -117,5 +117,5 @@ def main():
 
 
 if __name__ == "__main__":
-    with threadpool_limits(1):
+    with single_blas_thread():
         main()

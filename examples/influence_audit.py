@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
+from bayesrank.influence.cli import single_blas_thread
 
 from bayesrank.data import finite_core, read_comparisons
 from bayesrank.datasets import path
@@ -93,7 +93,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     con = console()
     rows, details = [], {}
-    with threadpool_limits(1):
+    with single_blas_thread():
         for name, (file, mm) in DATASETS.items():
             t0 = time.perf_counter()
             row, curves = audit_dataset(name, file, mm, out)

@@ -148,9 +148,18 @@ def summary_frame(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(args) -> int:
-    from threadpoolctl import threadpool_limits
+def single_blas_thread():
+    """Small dense algebra (K ≤ a few hundred) is much faster on one BLAS thread on shared machines."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional
+        import contextlib
 
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def run(args) -> int:
     from bayesrank.data import finite_core, read_comparisons
     from bayesrank.report import console, rich_table, to_jsonable, write_json
 
@@ -164,7 +173,7 @@ def run(args) -> int:
     counts = comps.aggregate()
     from rich.progress import Progress
 
-    with threadpool_limits(1), Progress(console=out, transient=True) as prog:
+    with single_blas_thread(), Progress(console=out, transient=True) as prog:
         task = prog.add_task("auditing", total=None)
 
         def progress(done, total, label):

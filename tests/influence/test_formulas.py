@@ -68,3 +68,19 @@ def test_chord_refit_equals_newton(llmfao):
     b = refit(llmfao, tables)
     assert a.ok.all() and b.ok.all()
     np.testing.assert_allclose(a.theta, b.theta, atol=1e-9)
+
+
+def test_ties_drop_first_order_and_one_step(llmfao):
+    """``ties="drop"``: tie cells carry no likelihood; predictions still match exact refits."""
+    from bayesrank.influence.baselines import exact_deltas
+    from bayesrank.influence.state import BTState
+
+    st = BTState.fit(llmfao.counts, ties="drop")
+    cand = candidates(st, "drop")
+    assert not (cand.outcome == 2).any()  # ties are not droppable evidence under ties="drop"
+    cand = cand.take(np.linspace(0, len(cand) - 1, 40).astype(int))
+    obj = top1_gap(st)
+    fd = _weight_derivative(st, cand, obj.value)
+    np.testing.assert_allclose(obj.delta(st, cand, 1e-6, "first") / 1e-6, fd, rtol=2e-4, atol=1e-8)
+    exact = exact_deltas(st, obj, cand)
+    assert np.max(np.abs(obj.delta(st, cand, 1.0, "1sN") - exact)) < 0.05 * np.max(np.abs(exact))
