@@ -80,8 +80,50 @@ def _binned_ece(c: np.ndarray, y: np.ndarray, edges: np.ndarray) -> float:
 
 def ece(confidence, correct, n_bins: int = 10) -> float:
     """Equal-width ECE ``Σ_b (n_b/N)|acc_b − conf_b|`` with ``n_bins`` right-closed bins on [0, 1]."""
-    c, y = validate_pair(confidence, correct)
+    c = np.ascontiguousarray(confidence, dtype=float).ravel()
+    y = np.ascontiguousarray(correct, dtype=float).ravel()
+    if c.shape == y.shape and c.size > 0:
+        edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+        val = _ece_uniform_kernel()(c, y, edges)
+        if val >= 0:  # the fused kernel validated every row
+            return float(val)
+    c, y = validate_pair(confidence, correct)  # raises the detailed error
     return _binned_ece(c, y, np.linspace(0.0, 1.0, int(n_bins) + 1))
+
+
+_ECE_KERNEL = None
+
+
+def _ece_uniform_kernel():
+    """One pass over the data: validate, bin (exactly as ``searchsorted(edges[1:-1], c)``) and sum
+    ``y − c`` per bin. Returns −1 if any row is invalid. Compiled with numba (a PyTensor dependency)."""
+    global _ECE_KERNEL
+    if _ECE_KERNEL is None:
+        import numba
+
+        @numba.njit(cache=True, nogil=True)
+        def kernel(c, y, edges):
+            k_bins = edges.size - 1
+            acc = np.zeros(k_bins)
+            for i in range(c.size):
+                ci, yi = c[i], y[i]
+                if not (ci >= 0.0 and ci <= 1.0) or not (yi == 0.0 or yi == 1.0):
+                    return -1.0
+                k = int(ci * k_bins)
+                if k > k_bins - 1:
+                    k = k_bins - 1
+                while k > 0 and ci <= edges[k]:
+                    k -= 1
+                while k < k_bins - 1 and ci > edges[k + 1]:
+                    k += 1
+                acc[k] += yi - ci
+            total = 0.0
+            for k in range(k_bins):
+                total += abs(acc[k])
+            return total / c.size
+
+        _ECE_KERNEL = kernel
+    return _ECE_KERNEL
 
 
 def ece_equal_mass(confidence, correct, n_bins: int = 10) -> float:

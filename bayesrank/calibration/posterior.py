@@ -82,10 +82,12 @@ class GapPosterior:
         key = (cell, signal)
         if key not in self._q:
             post = self.idata["posterior"]
-            q = post["q"].values  # chain, draw, unique-row
-            q = q.reshape(-1, q.shape[-1])
+            a = post["a"].values.reshape(-1, len(self.curves))
+            beta = post["beta"].values.reshape(a.shape[0], -1)
             j = self._curve_index(cell, signal)
-            self._q[key] = q[:, self._offsets[j] : self._offsets[j + 1]]
+            lo, hi = self._offsets[j], self._offsets[j + 1]
+            sub = tuple(arr[lo:hi] for arr in self._layout[:4])
+            self._q[key] = 1 / (1 + np.exp(-_curve_eta(a, beta, sub)))
         return self._q[key]
 
     def _curve_index(self, cell, signal):
@@ -173,19 +175,64 @@ class GapPosterior:
         post = self.idata["posterior"]
         a = post["a"].values.reshape(-1, len(self.curves))[:, j]
         beta = post["beta"].values.reshape(-1, post["beta"].shape[-1])
-        seg = self._segments[j]
+        start = int(self._layout[2][self._offsets[j]])
+        ns = max(cv.knots.size - 1, 0)
         R = _ramps(_logit(grid), cv.knots)
-        eta = a[:, None] + beta[:, seg] @ R.T
+        eta = a[:, None] + (beta[:, start : start + ns] @ R.T if ns else 0.0)
         q = 1 / (1 + np.exp(-eta))
         return pd.DataFrame(dict(confidence=grid, mean=q.mean(0), lo=np.quantile(q, 0.05, axis=0), hi=np.quantile(q, 0.95, axis=0)))
 
-    _segments: list = field(default_factory=list, repr=False)
+    _layout: tuple = field(default=(), repr=False)
+
+
+def _level_layout(curves):
+    """For every (curve, distinct confidence) level: curve index, global segment index, the index of
+    the curve's first segment and the fractional position inside the segment. With these,
+    ``Σ_s β_s ramp_s(x) = Σ_{s0 ≤ s < g} β_s + β_g · frac`` (ramps below are 1, above are 0)."""
+    seg_start, widths, start = [], [], 0
+    curve_idx, gseg, s0, frac = [], [], [], []
+    for j, cv in enumerate(curves):
+        ns = max(cv.knots.size - 1, 0)
+        seg_start.append(start)
+        widths.extend(np.diff(cv.knots))
+        x = _logit(cv.c_unique)
+        if ns == 0:
+            g = np.zeros(x.size, dtype=int)
+            f = np.zeros(x.size)
+            first = 0
+        else:
+            loc = np.clip(np.searchsorted(cv.knots, x, side="right") - 1, 0, ns - 1)
+            f = np.clip((x - cv.knots[loc]) / (cv.knots[loc + 1] - cv.knots[loc]), 0.0, 1.0)
+            g = start + loc
+            first = start
+        curve_idx.append(np.full(x.size, j))
+        gseg.append(g)
+        s0.append(np.full(x.size, first))
+        frac.append(f)
+        start += ns
+    return (np.concatenate(curve_idx), np.concatenate(gseg), np.concatenate(s0), np.concatenate(frac),
+            np.asarray(widths, dtype=float), start)
+
+
+def _curve_eta(a, beta, layout, xp=np):
+    """Linear predictor of every level for parameters ``a`` (curves) and ``beta`` (segments);
+    works for numpy draws (leading sample axes) and pytensor tensors."""
+    curve_idx, gseg, s0, frac = layout[:4]
+    if xp is np:
+        zero = np.zeros(beta.shape[:-1] + (1,))
+        cum = np.concatenate([zero, np.cumsum(beta, axis=-1)], axis=-1)
+        bpad = np.concatenate([beta, zero], axis=-1)
+        return a[..., curve_idx] + cum[..., gseg] - cum[..., s0] + bpad[..., gseg] * frac
+    import pytensor.tensor as pt
+
+    cum = pt.concatenate([pt.zeros(1), pt.cumsum(beta)])
+    bpad = pt.concatenate([beta, pt.zeros(1)])
+    return a[curve_idx] + cum[gseg] - cum[s0] + bpad[gseg] * frac
 
 
 def build_gap_model(cells: dict[str, tuple], n_knots: int = 6):
-    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, curves, segments)."""
+    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, curves, layout)."""
     import pymc as pm
-    import pytensor.tensor as pt
 
     curves: list[_Curve] = []
     for name, (v, t, y) in cells.items():
@@ -193,36 +240,21 @@ def build_gap_model(cells: dict[str, tuple], n_knots: int = 6):
         t, _ = validate_pair(t, y, name=f"token confidence [{name}]")
         curves.append(_make_curve(name, "verbal", v, y, n_knots))
         curves.append(_make_curve(name, "token", t, y, n_knots))
-    blocks, segments, seg_curve, widths, start = [], [], [], [], 0
-    for j, cv in enumerate(curves):
-        ns = max(cv.knots.size - 1, 0)
-        segments.append(np.arange(start, start + ns))
-        seg_curve.extend([j] * ns)
-        widths.extend(np.diff(cv.knots))
-        start += ns
-    n_seg = start
-    X = np.zeros((sum(cv.c_unique.size for cv in curves), n_seg))
-    row_curve = []
-    r0 = 0
-    for j, cv in enumerate(curves):
-        R = _ramps(_logit(cv.c_unique), cv.knots)
-        X[r0 : r0 + cv.c_unique.size, segments[j]] = R
-        row_curve.extend([j] * cv.c_unique.size)
-        r0 += cv.c_unique.size
+    layout = _level_layout(curves)
+    widths, n_seg = layout[4], layout[5]
     n_trials = np.concatenate([cv.n for cv in curves])
     k_succ = np.concatenate([cv.k for cv in curves])
     first_knot = np.array([cv.knots[0] for cv in curves])
-    curve_names = [f"{cv.cell}|{cv.signal}" for cv in curves]
-    coords = {"curve": curve_names, "segment": [f"s{s}" for s in range(n_seg)], "level": np.arange(X.shape[0])}
+    coords = {"curve": [f"{cv.cell}|{cv.signal}" for cv in curves], "segment": [f"s{s}" for s in range(max(n_seg, 1))],
+              "level": np.arange(n_trials.size)}
     with pm.Model(coords=coords) as model:
-        X_d = pm.Data("ramp_design", X, dims=("level", "segment"))
         a = pm.Normal("a", mu=first_knot, sigma=2.5, dims="curve")
         slope = pm.HalfNormal("slope", sigma=2.5, dims="segment")
-        beta = pm.Deterministic("beta", slope * np.asarray(widths, dtype=float), dims="segment")
-        eta = a[np.asarray(row_curve)] + pt.dot(X_d, beta)
-        q = pm.Deterministic("q", pm.math.sigmoid(eta), dims="level")
-        pm.Binomial("successes", n=n_trials, p=q, observed=k_succ, dims="level")
-    return model, curves, segments
+        w = widths if n_seg else np.zeros(1)
+        beta = pm.Deterministic("beta", slope * w, dims="segment")
+        eta = _curve_eta(a, beta, layout, xp=None)
+        pm.Binomial("successes", n=n_trials, logit_p=eta, observed=k_succ, dims="level")
+    return model, curves, layout
 
 
 def fit_gap_posterior(
@@ -235,14 +267,15 @@ def fit_gap_posterior(
     seed: int = 0,
     level: float = 0.95,
     progressbar: bool = False,
+    nuts_sampler: str = "pymc",
 ) -> GapPosterior:
     """Fit the monotone-curve model by NUTS (``chains`` sequential chains, explicit ``seed``)."""
     import pymc as pm
 
-    model, curves, segments = build_gap_model(cells, n_knots=n_knots)
+    model, curves, layout = build_gap_model(cells, n_knots=n_knots)
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False)
+                          progressbar=progressbar, compute_convergence_checks=False, nuts_sampler=nuts_sampler)
     gp = GapPosterior(model, idata, curves, list(cells), level)
-    gp._segments = segments
+    gp._layout = layout
     return gp
