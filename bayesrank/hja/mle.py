@@ -234,9 +234,11 @@ def fit_constrained_mle(
 ) -> MultiStartResult:
     """Run :func:`alternating_fit` from ``n_starts`` starts; keep the best; warn if optima differ.
 
-    Starts disagree when two converged starts differ in loss by more than ``agree_tol`` × (1 + |loss|)
-    relative... in absolute terms by more than ``agree_tol`` per 1,000 comparisons, or when their
-    identified score matrices differ by more than ``sqrt(agree_tol)`` × 10 at the same loss.
+    Starts: the spectral start (per-judge ridge BT score rows truncated to rank r+1, re-anchored) and
+    ``n_starts − 1`` random low-rank perturbations of it. The starts *disagree* when some start's final
+    loss exceeds the best by more than ``agree_tol`` × max(1, comparisons/1000) nats; then a
+    :class:`StartsDisagreeWarning` is raised and the best optimum is reported (``max_score_gap`` =
+    largest entry-wise difference between the starts' identified score matrices).
     """
     rng = np.random.default_rng(seed)
     base = spectral_start(counts, rank, anchors)
