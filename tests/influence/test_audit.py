@@ -77,6 +77,8 @@ def test_targeted_promotion_beats_rigging(nba):
     assert np.argmax(theta) == nba.counts.index_of(target)
     rig = rigging_audit(nba, obj, budget=300, variant="target_only", seed=0)
     assert rig["budget"] is None or rig["budget"] > res.budget
+    bt_diff = rigging_audit(nba, obj, budget=3 * res.budget, variant="bt_diff", seed=0)
+    assert bt_diff["budget"] is None or bt_diff["budget"] > res.budget
 
 
 def test_demote_and_topk_and_tau(llmfao):
