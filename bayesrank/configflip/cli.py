@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesrank.errors import InputError
-
 
 def _split(s: str | None) -> list[str] | None:
     return [x.strip() for x in s.split(",") if x.strip()] if s else None
@@ -29,28 +27,10 @@ def _load_rows(paths: list[str]) -> pd.DataFrame:
 
 def _grid_from_args(args, rows: pd.DataFrame):
     from .grid import EvalGrid
-    from .readers import items_from_stderr
+    from .readers import items_from_stderr, select
 
-    d = rows
-    if args.metric:
-        if "metric" not in d.columns:
-            raise InputError("--metric given but the data have no 'metric' column")
-        keep = d["metric"].astype(str).isin(args.metric.split("|"))
-        if not keep.any():
-            raise InputError(f"no rows with metric {args.metric!r}; metrics present: "
-                             f"{sorted(d['metric'].astype(str).unique())[:25]}")
-        d = d[keep]
-    if args.models:
-        keep = d[args.model_col].astype(str).isin(_split(args.models))
-        if not keep.any():
-            raise InputError(f"none of --models {args.models} in column {args.model_col!r}")
-        d = d[keep]
-    if args.benchmarks:
-        keep = d[args.benchmark_col].astype(str).isin(_split(args.benchmarks))
-        if not keep.any():
-            raise InputError(f"none of --benchmarks {args.benchmarks} in column {args.benchmark_col!r}")
-        d = d[keep]
-    d = d.reset_index(drop=True)
+    d = select(rows, metric=args.metric, models=_split(args.models), benchmarks=_split(args.benchmarks),
+               model=args.model_col, benchmark=args.benchmark_col)
     n_col = args.n_items_col
     if n_col is None and "n_items" in d.columns and d["n_items"].notna().all():
         n_col = "n_items"
@@ -148,11 +128,9 @@ def _run_card(args) -> int:
     from .grid import EvalGrid
     from .ranges import apply_range
 
-    rows = _load_rows(args.inputs)
-    if args.metric:
-        rows = rows[rows["metric"].astype(str).isin(args.metric.split("|"))].reset_index(drop=True)
-        if rows.empty:
-            raise InputError(f"no rows with metric {args.metric!r}")
+    from .readers import select
+
+    rows = select(_load_rows(args.inputs), metric=args.metric)
     axes = _split(args.axes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

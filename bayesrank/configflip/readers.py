@@ -354,19 +354,29 @@ def read_any(path: str | Path) -> pd.DataFrame:
     return read_lm_eval_results(path)
 
 
+def select(rows: pd.DataFrame, *, metric: str | None = None, models: list[str] | None = None,
+           benchmarks: list[str] | None = None, model: str = "model", benchmark: str = "benchmark") -> pd.DataFrame:
+    """Keep rows of the given metric(s) (``"acc|acc_norm"``), models and benchmarks; an empty result is an
+    InputError naming what is present."""
+    d = rows
+    for col, wanted, label in (("metric", metric.split("|") if metric else None, "metric"),
+                               (model, models, "model"), (benchmark, benchmarks, "benchmark")):
+        if not wanted:
+            continue
+        if col not in d.columns:
+            raise InputError(f"{label} selection given but the rows have no {col!r} column")
+        keep = d[col].astype(str).isin(wanted)
+        if not keep.any():
+            raise InputError(f"no rows with {label} in {wanted}; present: {sorted(d[col].astype(str).unique())[:25]}")
+        d = d[keep]
+    return d.reset_index(drop=True)
+
+
 def to_grid(rows: pd.DataFrame, axes: list[str], *, benchmark: str = "benchmark", model: str = "model",
             score: str = "score", metric: str | None = None, n_items: str | None = None) -> EvalGrid:
     """Tidy reader output -> :class:`EvalGrid`. ``metric`` keeps one metric unless it is an axis
     (e.g. ``acc`` vs ``acc_norm`` as the scoring-rule axis)."""
-    d = rows
-    if metric is not None:
-        if "metric" not in d.columns:
-            raise InputError("metric= given but the rows have no 'metric' column")
-        keep = d["metric"].isin(metric.split("|"))
-        if not keep.any():
-            raise InputError(f"no rows with metric {metric!r}; metrics present: {sorted(d['metric'].unique())[:20]}")
-        d = d[keep]
+    d = select(rows, metric=metric)
     if n_items is None and "n_items" in d.columns and d["n_items"].notna().all():
         n_items = "n_items"
-    return EvalGrid.from_scores(d.reset_index(drop=True), model=model, benchmark=benchmark, axes=axes,
-                                score=score, n_items=n_items)
+    return EvalGrid.from_scores(d, model=model, benchmark=benchmark, axes=axes, score=score, n_items=n_items)
