@@ -99,3 +99,23 @@ def test_constructive_ci_reduction_beats_active_sampling(nba):
     assert res.broken and res.verified
     active = active_sampling(nba, target, budget=res.budget)
     assert active["variance"].iloc[-1] > 0.8 * obj.v0  # uncertainty sampling has not reached it yet
+
+
+def test_ci_aware_promotion_is_significant(nba):
+    """CI-aware promote into the top-3: at the verified end the target is above all but 2 others
+    by more than 1.96 sd of the difference (independent refit and Fisher covariance)."""
+    from bayesrank.bt.mle import constrained_covariance
+
+    target = "Los Angeles Clippers"
+    res = greedy_audit(nba, TopK(nba, 3, target=target, goal="promote", ci_aware=True), "flip")
+    assert res.broken and res.verified
+    _, table = _replay(nba, res)
+    theta, hess, _, _ = fit_newton(nba.counts.with_counts(table))
+    cov = constrained_covariance(hess, nba.n_players)
+    t = nba.counts.index_of(target)
+    others = [b for b in range(nba.n_players) if b != t]
+    sd = np.sqrt([cov[t, t] + cov[b, b] - 2 * cov[t, b] for b in others])
+    significantly_below = (theta[t] - theta[others]) > 1.959963984540054 * sd
+    assert significantly_below.sum() >= nba.n_players - 3
+    point = greedy_audit(nba, TopK(nba, 3, target=target, goal="promote"), "flip")
+    assert point.budget < res.budget
