@@ -160,7 +160,8 @@ def register(subparsers) -> None:
     p.add_argument("--metric", default=None, help="keep rows with this metric (alternatives with '|')")
     p.add_argument("--models", default=None, help="comma-separated subset of models")
     p.add_argument("--benchmarks", default=None, help="comma-separated subset of benchmarks")
-    p.add_argument("--range", default=None, help="filter, e.g. 'template!=cot,decoding=greedy'")
+    p.add_argument("--range", default=None, help="filter, e.g. 'template!=cot,decoding=greedy', or a named range "
+                                               "('full', 'core' = spec 03's template!=cot,decoding=greedy)")
     p.add_argument("--tol", type=float, default=0.0, help="score differences within tol count as ties")
     p.add_argument("--anova-order", type=int, default=None, help="highest interaction order (default: all that "
                                                                  "leave residual df)")

@@ -2,7 +2,8 @@
 
 Grammar: comma-separated clauses ``axis=level``, ``axis!=level``; ``|`` separates alternatives
 (``num_fewshot=0|5``). Clauses are AND-ed; levels compare as strings. Example, the spec's core range:
-``"template!=cot,decoding=greedy"``.
+``"template!=cot,decoding=greedy"``. Named ranges (:data:`NAMED_RANGES`, or a dict passed as ``named``)
+can be given by name instead.
 """
 
 from __future__ import annotations
@@ -15,12 +16,21 @@ from bayesrank.errors import InputError
 
 from .grid import EvalGrid
 
+NAMED_RANGES = {
+    "full": "",
+    # spec 03's core range: no stress levels (chain-of-thought template, non-greedy decoding)
+    "core": "template!=cot,decoding=greedy",
+}
+
 _CLAUSE = re.compile(r"^\s*([^!=]+?)\s*(!=|=)\s*(.+?)\s*$")
 
 
-def parse_range(spec: str | None) -> list[tuple[str, str, list[str]]]:
-    """``"template!=cot,decoding=greedy"`` -> ``[("template", "!=", ["cot"]), ("decoding", "=", ["greedy"])]``."""
-    if spec is None or not spec.strip() or spec.strip() == "full":
+def parse_range(spec: str | None, named: dict[str, str] | None = None) -> list[tuple[str, str, list[str]]]:
+    """``"template!=cot,decoding=greedy"`` -> ``[("template", "!=", ["cot"]), ("decoding", "=", ["greedy"])]``;
+    a name from ``named`` (default :data:`NAMED_RANGES`) is replaced by its filter."""
+    if spec is not None and spec.strip() in {**NAMED_RANGES, **(named or {})}:
+        spec = {**NAMED_RANGES, **(named or {})}[spec.strip()]
+    if spec is None or not spec.strip():
         return []
     clauses = []
     for part in spec.split(","):
@@ -33,9 +43,9 @@ def parse_range(spec: str | None) -> list[tuple[str, str, list[str]]]:
     return clauses
 
 
-def apply_range(grid: EvalGrid, spec: str | None) -> EvalGrid:
+def apply_range(grid: EvalGrid, spec: str | None, named: dict[str, str] | None = None) -> EvalGrid:
     """Restrict ``grid`` to the configurations the filter admits; unknown axes/levels are errors."""
-    clauses = parse_range(spec)
+    clauses = parse_range(spec, named)
     mask = pd.Series(True, index=grid.data.index)
     for axis, op, vals in clauses:
         if axis not in grid.axes:

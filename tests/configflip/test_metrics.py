@@ -85,7 +85,9 @@ def test_reachable_orderings_counts():
 def test_ranges_filter_core_range(spec_grid):
     g = EvalGrid.from_scores(spec_grid, axes=["template", "decoding", "fewshot", "scoring"])
     assert parse_range("template!=cot,decoding=greedy") == [("template", "!=", ["cot"]), ("decoding", "=", ["greedy"])]
-    core = apply_range(g, "template!=cot,decoding=greedy")
+    core = apply_range(g, "core")                            # named range = spec 03's core range
+    assert core.data.equals(apply_range(g, "template!=cot,decoding=greedy").data)
+    assert apply_range(g, "strict", named={"strict": "template=minimal"}).data["template"].eq("minimal").all()
     assert len(core.configurations("truthfulqa")) == 3 * 1 * 3 * 2
     assert set(core.data["template"]) == {"minimal", "role", "detailed"}
     two = apply_range(g, "fewshot=0|5")
