@@ -40,3 +40,17 @@ def all_cell_influence(state: BTState, objective: Objective) -> np.ndarray:
     u = state.hinv @ grad
     b = u[c.i] - u[c.j]
     return np.where(c.counts > 0, s * b[:, None], 0.0)  # Δf = +s·xᵀH⁻¹∇f for w: 1 → 0
+
+
+def action_set_prediction(state: BTState, new_table: np.ndarray, order: str = "1sN") -> np.ndarray:
+    """Predicted θ after replacing the count table by ``new_table`` (any set of actions at once).
+
+    ``"first"``: sum of first-order influences, ``θ̂ − H⁻¹ ∇L_new(θ̂)`` with the *old* Hessian
+    (the weight changes enter linearly); ``"1sN"``: one Newton step on the perturbed loss,
+    ``θ̂ − H_new(θ̂)⁻¹ ∇L_new(θ̂)`` with the perturbed Hessian (sum-to-zero space)."""
+    from bayesrank.bt.likelihood import tie_model
+    from bayesrank.bt.mle import constrained_covariance, objective
+
+    _, g, h = objective(tie_model(state.ties), state.counts, state.theta[None], np.asarray(new_table)[None], state.ridge)
+    hinv = state.hinv if order == "first" else constrained_covariance(h[0], state.n_players)
+    return state.theta - hinv @ g[0]

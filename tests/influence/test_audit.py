@@ -119,3 +119,16 @@ def test_ci_aware_promotion_is_significant(nba):
     assert significantly_below.sum() >= nba.n_players - 3
     point = greedy_audit(nba, TopK(nba, 3, target=target, goal="promote"), "flip")
     assert point.budget < res.budget
+
+
+def test_action_set_one_step_newton(llmfao):
+    """1sN for a whole action set (the audit's drops) vs exact refit: closer than first order."""
+    from bayesrank.influence.scores import action_set_prediction
+
+    res = greedy_audit(llmfao, TopK(llmfao, 1), "drop")
+    theta, table = _replay(llmfao, res)
+    first = action_set_prediction(llmfao, table, "first")
+    newton = action_set_prediction(llmfao, table, "1sN")
+    err_first = np.abs(first - theta).max()
+    err_newton = np.abs(newton - theta).max()
+    assert err_newton < err_first and err_newton < 0.1 * np.abs(theta - llmfao.theta).max()
