@@ -105,7 +105,7 @@ def main() -> None:
         t_nuts = time.perf_counter() - t
         ll, acc = pair_prediction_scores(post.predict_proba(test), test)
         rows.append({"method": f"PyMC NUTS rank {r} (2×{args.draws} draws, 2 cores; max R-hat "
-                               f"{post.info['max_rhat']:.3f})", "seconds": t_nuts, "heldout_logloss": ll,
+                               f"{post.info['max_rhat']:.4f})", "seconds": t_nuts, "heldout_logloss": ll,
                      "accuracy": acc, "max_abs_mu_error": np.abs(post.params.mu - truth.mu).max()})
 
     table = pd.DataFrame(rows)

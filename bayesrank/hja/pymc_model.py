@@ -70,7 +70,7 @@ def build_hja_model(counts: JudgePairCounts, rank: int, anchors=None, sigma_mu: 
             pm.Potential("U_dir_raw_radius", _bartlett_radius(LU, K - 1, r))
             inc = pm.HalfNormal("s_increment", sigma=sigma_s, dims="component")
             s = pm.Deterministic("singular_values", pt.cumsum(inc[::-1])[::-1], dims="component")
-            flip = pt.sgn(Q[anchors, np.arange(r)])
+            flip = pt.sign(Q[anchors, np.arange(r)])
             V = pm.Deterministic("V", Q * flip[None, :], dims=("item", "component"))
             U = pm.Deterministic("U", Pj * (s * flip)[None, :], dims=("judge", "component"))
             eta = eta + pt.sum(U[kk] * (V[ii] - V[jj]), axis=1)
@@ -219,7 +219,12 @@ def fit_nuts(hja, draws: int = 500, tune: int = 500, chains: int = 2, cores: int
     summary_vars = ["mu", "gamma"] + (["singular_values"] if r else [])
     rhat = az.rhat(idata, var_names=summary_vars)
     max_rhat = float(max(float(rhat[v].max()) for v in summary_vars))
-    p = HJAParams(d["gamma"].mean(0), d["mu"].mean(0), d["U"].mean(0), d["V"].mean(0))
+    # point summary: the identified representative of the posterior-mean score matrix (averaging U, V
+    # draw by draw would break orthonormality)
+    from bayesrank.hja.anchor import reanchor_scores
+
+    S_mean = (np.einsum("sk,si->ki", d["gamma"], d["mu"]) + np.einsum("skc,sic->ki", d["U"], d["V"])) / len(d["mu"])
+    p = reanchor_scores(S_mean, r, anchors)
     info = {"anchors": anchors, "max_rhat": max_rhat,
             "constraint_violations": constraint_violations(d["gamma"], d["mu"], d["U"], d["V"], anchors)}
     if r:
