@@ -3,10 +3,13 @@
 One audit = one objective × one action type. Each step scores every candidate cell by the
 one-step-Newton change of the objective per match, takes the best cell, chooses how many of its
 matches ``m`` to act on (the smallest ``m`` the 1sN predicts to break the objective, else the
-cell's capacity, capped at ``step_cap`` matches), applies them and **refits exactly** (batched
+cell's capacity, capped at ``step_cap`` matches; when the best cell is exhausted without a
+predicted break, the step is filled with the next-best cells of other pairs that are nearly
+as effective per match, up to ``step_cap``), applies them and **refits exactly** (batched
 Newton, warm start). Scores are recomputed from the refitted state after every accepted step.
-When the refit shows the property broken, the last step is trimmed to the smallest ``m`` that still
-breaks it (bisection on exact refits) and the final table is refitted again from a cold start;
+A cell whose action leaves no finite MLE is excluded from then on.
+When the refit shows the property broken, the last step is trimmed to its shortest prefix that
+still breaks it (bisection on exact refits) and the final table is refitted again from a cold start;
 ``verified`` says that the cold refit confirms the break. A budget that runs out is reported as
 ``broken = False`` ("not broken within budget"), never as a break.
 
@@ -127,8 +130,10 @@ def greedy_audit(
     step_cap: int | None = None,
     max_steps: int = 400,
     progress=None,
+    fill_steps: bool | None = None,
 ) -> AuditResult:
-    """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc)."""
+    """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc).
+    ``fill_steps`` (default: only when N > 50,000) fills a step with several cells."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action type {kind!r}; expected one of {ACTION_TYPES} or remove-player")
     t0 = time.perf_counter()
@@ -139,6 +144,8 @@ def greedy_audit(
         raise InputError(f"budget must be a positive number of actions, got {budget}")
     if step_cap is None:
         step_cap = int(max(1, np.ceil(0.002 * n_total)))
+    if fill_steps is None:
+        fill_steps = n_total > 50_000
     st = _state_for(state, kind)
     base_table = st.counts.counts.copy()
     table = base_table.copy()
@@ -148,71 +155,98 @@ def greedy_audit(
     n_refits, reason, broken = 0, "", False
     if objective.broken(st.theta, st.hinv):
         raise InputError(f"objective {objective.name} is already broken on the unperturbed data")
+    banned: set = set()  # cells whose action leaves no finite MLE
     for _step in range(max_steps):
         if used >= budget:
             reason = f"not broken within budget ({budget} actions)"
             break
         cand = candidates(st, kind, counts=table)
+        if banned and len(cand):
+            cand = cand.take(np.flatnonzero([(r, o) not in banned for r, o in zip(cand.r, cand.outcome)]))
         if len(cand) == 0:
             reason = "no candidate actions left"
             break
         score = _score(objective, st, cand)
-        best = int(np.argmin(score))
+        order = np.argsort(score, kind="stable")
+        best = int(order[0])
         if not score[best] < 0:
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
-        cap = float(min(cand.available[best], budget - used, step_cap))
-        m = _choose_m(objective, st, cand, best, cap)
+        room = float(min(budget - used, step_cap))
+        m = _choose_m(objective, st, cand, best, float(min(cand.available[best], room)))
         if m <= 0:
             reason = "no remaining capacity"
             break
-        predicted = f0 if not curve else curve[-1]["refit"]
-        predicted = predicted + float(objective.delta(st, cand.take([best]), m, "1sN")[0])
-        new_table = apply(table, cand, best, m)
+        batch = [(best, m)]
+        if fill_steps and m == cand.available[best] and m < room and not _predicted_broken(objective, st, cand, best, m):
+            # the best cell is exhausted without a predicted break: fill the step with the next
+            # cells (other pairs, at least half as effective per match), then refit once
+            total, pairs = m, {int(cand.r[best])}
+            # objectives that break at 0: fill only up to half of the remaining gap (predicted)
+            remaining = np.inf if isinstance(objective, SmoothTau) else abs(curve[-1]["refit"])
+            gain = -score[best] * m
+            for idx in order[1:]:
+                if not score[idx] <= 0.8 * score[best] or total >= room or gain >= 0.5 * remaining:
+                    break
+                if int(cand.r[idx]) in pairs or not np.isfinite(score[idx]):
+                    continue
+                mm = float(min(cand.available[idx], room - total))
+                batch.append((int(idx), mm))
+                pairs.add(int(cand.r[idx]))
+                total += mm
+                gain += -score[idx] * mm
+        new_table = _apply_batch(table, cand, batch)
         rf = refit_one(st, new_table)
         n_refits += 1
-        if not rf.ok:
-            # this step would make some MLE infinite: shrink it, or stop honestly
-            if m > 1:
-                m = np.floor(m / 2)
-                new_table = apply(table, cand, best, m)
-                rf = refit_one(st, new_table)
-                n_refits += 1
-            if not rf.ok:
-                reason = "next action leaves no finite MLE (a player would never win or never lose); stopped"
-                break
-        prev_table, prev_state = table, st
+        if not rf.ok and len(batch) > 1:
+            batch = batch[:1]
+            new_table = _apply_batch(table, cand, batch)
+            rf = refit_one(st, new_table)
+            n_refits += 1
+        if not rf.ok and batch[0][1] > 1:
+            batch = [(best, float(np.floor(batch[0][1] / 2)))]
+            new_table = _apply_batch(table, cand, batch)
+            rf = refit_one(st, new_table)
+            n_refits += 1
+        if not rf.ok:  # this cell's action leaves no finite MLE: never offer it again
+            banned.add((int(cand.r[best]), int(cand.outcome[best])))
+            continue
+        predicted = curve[-1]["refit"] + sum(float(objective.delta(st, cand.take([b]), mm, "1sN")[0]) for b, mm in batch)
+        prev_table, prev_state, prev_used = table, st, used
         table = new_table
         st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
-        used += m
-        log_rows.append((cand.kind, cand.i[best], cand.j[best], int(cand.outcome[best]), m, cand.delta[best].copy()))
+        step_total = sum(mm for _, mm in batch)
+        used += step_total
         val = objective.value(st.theta, st.hinv)
         curve.append({"budget": used, "predicted": predicted, "refit": val})
         if progress is not None:
             progress(used, budget, val)
         if objective.broken(st.theta, st.hinv):
             broken = True
-            if m > 1:  # trim the last step to the smallest m that still breaks (exact refits)
-                lo, hi = 0.0, m
+            if step_total > 1:  # trim the step to the shortest prefix that still breaks (exact refits)
+                lo, hi = 0.0, step_total
                 while hi - lo > 1:
                     mid = np.floor((lo + hi) / 2)
-                    tb = apply(prev_table, cand, best, mid)
-                    r2 = refit_one(prev_state, tb)
+                    r2 = refit_one(prev_state, _apply_batch(prev_table, cand, _prefix(batch, mid)))
                     n_refits += 1
                     if r2.ok and objective.broken(r2.theta, r2.hinv):
                         hi = mid
                     else:
                         lo = mid
-                if hi < m:
-                    used -= m - hi
-                    table = apply(prev_table, cand, best, hi)
+                if hi < step_total:
+                    batch = _prefix(batch, hi)
+                    table = _apply_batch(prev_table, cand, batch)
                     r2 = refit_one(prev_state, table)
                     st = BTState(st.counts.with_counts(table), st.ties, st.ridge, r2.theta, r2.hessian, r2.hinv)
-                    log_rows[-1] = log_rows[-1][:4] + (hi, log_rows[-1][5])
+                    used = prev_used + hi
                     curve[-1]["budget"] = used
                     curve[-1]["refit"] = objective.value(st.theta, st.hinv)
+            for b, mm in batch:
+                log_rows.append((cand.kind, cand.i[b], cand.j[b], int(cand.outcome[b]), mm, cand.delta[b].copy()))
             reason = "broken"
             break
+        for b, mm in batch:
+            log_rows.append((cand.kind, cand.i[b], cand.j[b], int(cand.outcome[b]), mm, cand.delta[b].copy()))
     else:
         reason = f"stopped after {max_steps} greedy steps (not broken)"
     # verification: cold-start exact refit of the final table
@@ -232,6 +266,24 @@ def greedy_audit(
         final_value=objective.value(st.theta, st.hinv), reason=reason,
         seconds=time.perf_counter() - t0, n_refits=n_refits, final_theta=final_theta,
     )
+
+
+def _apply_batch(table, cand: Candidates, batch) -> np.ndarray:
+    out = table
+    for idx, m in batch:
+        out = apply(out, cand, idx, m)
+    return out
+
+
+def _prefix(batch, t):
+    """The first ``t`` matches of a step's (candidate, count) sequence."""
+    out, left = [], float(t)
+    for idx, m in batch:
+        if left <= 0:
+            break
+        out.append((idx, float(min(m, left))))
+        left -= m
+    return out
 
 
 def _actions_frame(players, rows) -> pd.DataFrame:
