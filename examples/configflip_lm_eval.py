@@ -137,7 +137,9 @@ def main(use_nuts: bool) -> None:
 
     # 6. flip probabilities: hierarchical posterior (NUTS) or the no-pooling twin
     method = "nuts" if use_nuts else "mle"
-    for title, g, b in (("LLaMA mathqa", g_llama, "mathqa"), ("cross-family gsm8k", g_cross, "gsm8k")):
+    for title, g, b in (("LLaMA mathqa", g_llama, "mathqa"),
+                        ("LLaMA math_counting_and_prob (raw reversals)", g_llama, "math_counting_and_prob"),
+                        ("cross-family gsm8k", g_cross, "gsm8k")):
         fp = FlipPosterior(g, benchmark=b).fit(method=method, draws=500, tune=500, chains=2, random_seed=0)
         ps = fp.pair_summary()
         cols = ["model_a", "model_b", "rho_flip_mean", "rho_flip_lo94", "rho_flip_hi94", "p_rho_flip_positive",
