@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+import bayesrank.bt  # noqa: F401  (imports PyMC: keep module import time out of the timings)
 from bayesrank.hja.baselines import ja_proba, ja_ranking, pooled_bt, pooled_bt_proba
 from bayesrank.hja.model import HJA, pair_prediction_scores
 from bayesrank.hja.simulate import sample_counts, simulate_truth
