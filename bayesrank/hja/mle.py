@@ -184,7 +184,6 @@ def per_judge_scores(counts: JudgePairCounts, ridge: float = 1e-2) -> np.ndarray
     """Per-judge ridge Bradley–Terry scores (K × N): the spectral start's raw material."""
     from bayesrank.bt.likelihood import tie_model
     from bayesrank.bt.mle import newton
-    from bayesrank.data.aggregate import PairCounts
 
     pooled_pairs = counts.pooled()
     m = counts.n_items

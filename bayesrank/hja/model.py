@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_expit
+from scipy.special import expit
 from scipy.stats import norm
 
 from bayesrank.errors import InputError

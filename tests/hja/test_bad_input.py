@@ -1,6 +1,5 @@
 """Bad input gets a clear message: too few comparisons, rank too large, disconnected graphs, no judge column."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
