@@ -81,3 +81,13 @@ def test_llmfao_rank_stability_with_injected_noisy_judges():
     # coin-flip judges get γ ≈ 0: HJA consensus keeps Kendall τ ≥ 0.98; pooled BT drops (measured 0.95/0.85/0.82)
     assert (tau["HJA"] >= 0.98).all(), tau
     assert (tau["HJA"] > tau["pooled BT"]).all(), tau
+
+
+def test_llmfao_top_workers_as_separate_judges():
+    comps = load_llmfao(crowd="top", min_worker_votes=200)
+    per = from_comparisons(comps).per_judge()
+    # no vote lost: workers with >= 200 votes become judges, the rest is pooled into crowd_rest
+    assert per.sum() == 8931 + 2 * 2139
+    workers = [j for j in per.index if j.startswith("worker")]
+    assert workers and all(per[w] >= 200 for w in workers)
+    assert {"crowd_rest", "gpt3", "gpt4"} <= set(per.index)
