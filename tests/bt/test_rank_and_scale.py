@@ -41,3 +41,41 @@ def test_elo_scale_matches_arena_rank_convention(llmfao_counts):
     anchored = to_elo(f.score, players=list(f.players), anchor=(name, 1200.0))
     assert anchored[3] == pytest.approx(1200.0)
     np.testing.assert_allclose(np.diff(anchored), np.diff(elo), atol=1e-9)
+
+
+def test_exclusions_reach_the_result():
+    """Rows excluded at read time and ties dropped by ties='drop' are both counted in the fit result."""
+    import pandas as pd
+
+    from bayesrank.data import read_comparisons
+
+    df = pd.DataFrame({
+        "model_a": ["a", "b", "c", "a", "b", "c", "a", None, "c"],
+        "model_b": ["b", "c", "a", "c", "a", "b", "a", "b", "a"],
+        "outcome": ["a", "a", "a", "b", "b", "tie", "a", "a", "tie"],
+    })
+    c = read_comparisons(df, on_invalid="exclude")
+    assert c.excluded.total == 2  # one self-comparison, one missing name
+    f = BradleyTerry(c, ties="half").fit("mle")
+    assert f.n_excluded == 2 and f.n_comparisons == 7
+    g = BradleyTerry(c, ties="drop").fit("mle")
+    assert g.n_excluded == 2 + 2  # + the two ties
+
+
+def test_atp_finite_core_matches_choix():
+    """Real data with no finite MLE as a whole: the finite core of ATP 2024 fits, and equals choix's ILSR."""
+    import choix
+    import pandas as pd
+
+    from bayesrank.bt.mle import fit_newton
+    from bayesrank.data import finite_core, read_comparisons
+    from bayesrank.datasets import path
+
+    core = finite_core(read_comparisons(path("tennis/atp_matches_2024.csv")), min_matches=5)
+    counts = core.aggregate()
+    params, _, _, res = fit_newton(counts, ties="drop")
+    assert res.converged.all()
+    idx = pd.Index(counts.players)
+    data = list(zip(idx.get_indexer(core.frame["model_a"]).tolist(), idx.get_indexer(core.frame["model_b"]).tolist()))
+    ref = choix.ilsr_pairwise(counts.n_players, data, tol=1e-9, max_iter=10_000)
+    np.testing.assert_allclose(params, ref - ref.mean(), atol=1e-6)
