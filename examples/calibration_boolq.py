@@ -39,8 +39,8 @@ def main(quick: bool = False) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         report = analyze(
-            recs, by=("prompt_variant", "readout"), estimators=ESTIMATORS, n_boot=100 if quick else 500, seed=0,
-            posterior=True, posterior_kwargs={"draws": 200 if quick else 500, "tune": 200 if quick else 500},
+            recs, by=("prompt_variant", "readout"), estimators=ESTIMATORS, n_boot=100 if quick else 200, seed=0,
+            posterior=True, posterior_kwargs={"draws": 200 if quick else 300, "tune": 200 if quick else 300},
         )
     gaps = report.gaps
     cols = ["prompt_variant", "readout", "estimator", "n", "verbal", "token", "gap", "gap_lo", "gap_hi",
@@ -61,7 +61,7 @@ def main(quick: bool = False) -> dict:
     summary.to_csv(OUT / "shift_summary.csv", index=False)
     gaps.to_csv(OUT / "gaps.csv", index=False)
 
-    print("posterior predictive check (verbal, normalised readout): bins whose observed accuracy leaves the 90% band")
+    print("posterior predictive check (normalised readout): bins whose observed accuracy leaves the 90% band")
     ppc = []
     for v in sorted(recs.frame.prompt_variant.unique()):
         for sig in ("verbal", "token"):

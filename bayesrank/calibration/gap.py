@@ -101,7 +101,10 @@ class CalibrationReport:
             g["p_gap_negative"] = {k: v["p_gap_negative"] for k, v in g["estimators"].items()}
             g["protocol_card"] = {k: v for k, v in first["protocol_card"].items() if k != "estimator"}
             g["protocol_card"]["estimators"] = list(g["estimators"])
-        return {"by": self.by, "groups": groups, "exclusions": self.exclusions}
+        out = {"by": self.by, "groups": groups, "exclusions": self.exclusions}
+        if self.posterior is not None:
+            out["posterior_diagnostics"] = self.posterior.diagnostics()
+        return out
 
     def table(self) -> pd.DataFrame:
         """One row per (group, estimator): gap, bootstrap CI, posterior interval, P(g<0), card."""

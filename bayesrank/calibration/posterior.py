@@ -48,15 +48,25 @@ class _Curve:
     n: np.ndarray  # trials per distinct confidence
     k: np.ndarray  # successes per distinct confidence
     knots: np.ndarray
+    lik_c: np.ndarray  # likelihood levels (confidences rounded to ``resolution``)
+    lik_n: np.ndarray
+    lik_k: np.ndarray
 
 
-def _make_curve(cell, signal, c, y, n_knots):
+def _counts(c, y):
     cu, inv = np.unique(c, return_inverse=True)
-    n = np.bincount(inv, minlength=cu.size).astype(float)
-    k = np.bincount(inv, weights=y, minlength=cu.size)
+    return cu, np.bincount(inv, minlength=cu.size).astype(float), np.bincount(inv, weights=y, minlength=cu.size)
+
+
+def _make_curve(cell, signal, c, y, n_knots, resolution):
+    cu, n, k = _counts(c, y)
+    if resolution:
+        lc, ln, lk = _counts(np.clip(np.round(c / resolution) * resolution, 0.0, 1.0), y)
+    else:
+        lc, ln, lk = cu, n, k
     x = _logit(c)
     knots = np.unique(np.quantile(x, np.linspace(0, 1, n_knots)))
-    return _Curve(cell, signal, cu, n, k, knots)
+    return _Curve(cell, signal, cu, n, k, knots, lc, ln, lk)
 
 
 def _ramps(x: np.ndarray, knots: np.ndarray) -> np.ndarray:
@@ -89,6 +99,14 @@ class GapPosterior:
             sub = tuple(arr[lo:hi] for arr in self._layout[:4])
             self._q[key] = 1 / (1 + np.exp(-_curve_eta(a, beta, sub)))
         return self._q[key]
+
+    def diagnostics(self) -> dict:
+        """Sampler diagnostics: divergences, max R-hat and min bulk ESS over ``a`` and ``slope``."""
+        import arviz as az
+
+        summ = az.summary(self.idata, var_names=["a", "slope"])
+        div = int(np.asarray(self.idata["sample_stats"]["diverging"]).sum())
+        return {"divergences": div, "max_r_hat": float(summ["r_hat"].max()), "min_ess_bulk": float(summ["ess_bulk"].min())}
 
     def _curve_index(self, cell, signal):
         for j, cv in enumerate(self.curves):
@@ -185,7 +203,7 @@ class GapPosterior:
     _layout: tuple = field(default=(), repr=False)
 
 
-def _level_layout(curves):
+def _level_layout(curves, attr: str = "c_unique"):
     """For every (curve, distinct confidence) level: curve index, global segment index, the index of
     the curve's first segment and the fractional position inside the segment. With these,
     ``Σ_s β_s ramp_s(x) = Σ_{s0 ≤ s < g} β_s + β_g · frac`` (ramps below are 1, above are 0)."""
@@ -195,7 +213,7 @@ def _level_layout(curves):
         ns = max(cv.knots.size - 1, 0)
         seg_start.append(start)
         widths.extend(np.diff(cv.knots))
-        x = _logit(cv.c_unique)
+        x = _logit(getattr(cv, attr))
         if ns == 0:
             g = np.zeros(x.size, dtype=int)
             f = np.zeros(x.size)
@@ -230,20 +248,24 @@ def _curve_eta(a, beta, layout, xp=np):
     return a[curve_idx] + cum[gseg] - cum[s0] + bpad[gseg] * frac
 
 
-def build_gap_model(cells: dict[str, tuple], n_knots: int = 6):
-    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, curves, layout)."""
+def build_gap_model(cells: dict[str, tuple], n_knots: int = 6, resolution: float | None = 1e-3):
+    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, curves, layout).
+
+    The likelihood aggregates items whose confidences agree after rounding to ``resolution``
+    (default 0.001; ``None``: exact distinct values). The returned ``layout`` is for the exact
+    distinct confidences, on which every derived quantity is evaluated."""
     import pymc as pm
 
     curves: list[_Curve] = []
     for name, (v, t, y) in cells.items():
         v, y = validate_pair(v, y, name=f"verbal confidence [{name}]")
         t, _ = validate_pair(t, y, name=f"token confidence [{name}]")
-        curves.append(_make_curve(name, "verbal", v, y, n_knots))
-        curves.append(_make_curve(name, "token", t, y, n_knots))
-    layout = _level_layout(curves)
+        curves.append(_make_curve(name, "verbal", v, y, n_knots, resolution))
+        curves.append(_make_curve(name, "token", t, y, n_knots, resolution))
+    layout = _level_layout(curves, "lik_c")
     widths, n_seg = layout[4], layout[5]
-    n_trials = np.concatenate([cv.n for cv in curves])
-    k_succ = np.concatenate([cv.k for cv in curves])
+    n_trials = np.concatenate([cv.lik_n for cv in curves])
+    k_succ = np.concatenate([cv.lik_k for cv in curves])
     first_knot = np.array([cv.knots[0] for cv in curves])
     coords = {"curve": [f"{cv.cell}|{cv.signal}" for cv in curves], "segment": [f"s{s}" for s in range(max(n_seg, 1))],
               "level": np.arange(n_trials.size)}
@@ -254,13 +276,14 @@ def build_gap_model(cells: dict[str, tuple], n_knots: int = 6):
         beta = pm.Deterministic("beta", slope * w, dims="segment")
         eta = _curve_eta(a, beta, layout, xp=None)
         pm.Binomial("successes", n=n_trials, logit_p=eta, observed=k_succ, dims="level")
-    return model, curves, layout
+    return model, curves, _level_layout(curves, "c_unique")
 
 
 def fit_gap_posterior(
     cells: dict[str, tuple],
     *,
     n_knots: int = 6,
+    resolution: float | None = 1e-3,
     draws: int = 500,
     tune: int = 500,
     chains: int = 2,
@@ -268,14 +291,16 @@ def fit_gap_posterior(
     level: float = 0.95,
     progressbar: bool = False,
     nuts_sampler: str = "pymc",
+    target_accept: float = 0.9,
 ) -> GapPosterior:
     """Fit the monotone-curve model by NUTS (``chains`` sequential chains, explicit ``seed``)."""
     import pymc as pm
 
-    model, curves, layout = build_gap_model(cells, n_knots=n_knots)
+    model, curves, layout = build_gap_model(cells, n_knots=n_knots, resolution=resolution)
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False, nuts_sampler=nuts_sampler)
+                          progressbar=progressbar, compute_convergence_checks=False, nuts_sampler=nuts_sampler,
+                          target_accept=target_accept)
     gp = GapPosterior(model, idata, curves, list(cells), level)
     gp._layout = layout
     return gp
