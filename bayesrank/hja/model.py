@@ -266,7 +266,8 @@ class HJA:
         res = fit_constrained_mle(self.counts, self.rank, n_starts=n_starts, seed=self.seed, **kw)
         b = res.best
         cov = manifold_covariance(self.counts, b.params, information)
-        info = {"iterations": b.iterations, "starts": [r.loss for r in res.starts],
+        info = {"iterations": b.iterations, "starts": [r.loss for r in res.starts], "loss_history": b.history,
+                "starts_converged": [r.converged for r in res.starts], "max_score_gap_between_starts": res.max_score_gap,
                 "starts_disagree": res.disagree, "information": information}
         if self.rank_selection is not None:
             info["rank_selection"] = self.rank_selection
