@@ -83,8 +83,7 @@ def ece(confidence, correct, n_bins: int = 10) -> float:
     c = np.ascontiguousarray(confidence, dtype=float).ravel()
     y = np.ascontiguousarray(correct, dtype=float).ravel()
     if c.shape == y.shape and c.size > 0:
-        edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
-        val = _ece_uniform_kernel()(c, y, edges)
+        val = _ece_uniform_kernel()(c, y, int(n_bins))
         if val >= 0:  # the fused kernel validated every row
             return float(val)
     c, y = validate_pair(confidence, correct)  # raises the detailed error
@@ -95,32 +94,38 @@ _ECE_KERNEL = None
 
 
 def _ece_uniform_kernel():
-    """One pass over the data: validate, bin (exactly as ``searchsorted(edges[1:-1], c)``) and sum
-    ``y − c`` per bin. Returns −1 if any row is invalid. Compiled with numba (a PyTensor dependency)."""
+    """One pass over the data: validate, bin and sum ``y − c`` per bin; returns −1 if any row is
+    invalid. Bins are exactly ``searchsorted(linspace(0, 1, K+1)[1:-1], c)``: the interior edges of
+    ``np.linspace`` are ``k * (1/K)``, and ``int(c*K)`` is off by at most one bin near an edge.
+    Compiled with numba (a PyTensor dependency) on first use."""
     global _ECE_KERNEL
     if _ECE_KERNEL is None:
         import numba
 
         @numba.njit(cache=True, nogil=True)
-        def kernel(c, y, edges):
-            k_bins = edges.size - 1
+        def kernel(c, y, k_bins):
+            step = 1.0 / k_bins
             acc = np.zeros(k_bins)
+            bad = False
             for i in range(c.size):
-                ci, yi = c[i], y[i]
-                if not (ci >= 0.0 and ci <= 1.0) or not (yi == 0.0 or yi == 1.0):
-                    return -1.0
-                k = int(ci * k_bins)
+                ci = c[i]
+                yi = y[i]
+                ok = (ci >= 0.0) & (ci <= 1.0) & ((yi == 0.0) | (yi == 1.0))
+                bad |= not ok
+                x = ci * k_bins if ok else 0.0  # never index with an invalid value
+                k = int(x)
                 if k > k_bins - 1:
                     k = k_bins - 1
-                while k > 0 and ci <= edges[k]:
-                    k -= 1
-                while k < k_bins - 1 and ci > edges[k + 1]:
-                    k += 1
+                f = x - k
+                if f < 1e-9 or f > 1.0 - 1e-9:  # near an edge: compare with the linspace edge exactly
+                    if k > 0 and ci <= k * step:
+                        k -= 1
+                    elif k < k_bins - 1 and ci > (k + 1) * step:
+                        k += 1
                 acc[k] += yi - ci
-            total = 0.0
-            for k in range(k_bins):
-                total += abs(acc[k])
-            return total / c.size
+            if bad:
+                return -1.0
+            return np.abs(acc).sum() / c.size
 
         _ECE_KERNEL = kernel
     return _ECE_KERNEL
@@ -191,17 +196,48 @@ def kde_ece(confidence, correct, order: int = 1, min_bandwidth: float = 1e-3) ->
 
 # ----------------------------------------------------------------------------- KS
 def ks_error(confidence, correct) -> float:
-    """KS calibration error ``max_t |Σ_{c_i ≤ t}(c_i − y_i)|/N`` (Gupta et al. 2021).
-
-    Uses ``Σ_{c_i ≤ t} y_i = #{correct items with c_i ≤ t}``, so two plain sorts replace an argsort.
-    """
+    """KS calibration error ``max_t |Σ_{c_i ≤ t}(c_i − y_i)|/N`` (Gupta et al. 2021), evaluated at
+    the distinct confidence values. Correct and incorrect items are sorted separately and merged,
+    so ties are handled as blocks and no argsort is needed."""
     c, y = validate_pair(confidence, correct)
-    cs = np.sort(c)
-    last = np.ones(cs.size, dtype=bool)  # last position of each block of tied confidences
-    last[:-1] = cs[1:] != cs[:-1]
-    cum_c = np.cumsum(cs)[last]
-    n_pos_le = np.searchsorted(np.sort(c[y == 1]), cs[last], side="right")
-    return float(max(np.max(np.abs(cum_c - n_pos_le)), 0.0) / c.size)
+    pos = np.sort(c[y == 1])
+    neg = np.sort(c[y == 0])
+    return float(_ks_merge_kernel()(pos, neg) / c.size)
+
+
+_KS_KERNEL = None
+
+
+def _ks_merge_kernel():
+    global _KS_KERNEL
+    if _KS_KERNEL is None:
+        import numba
+
+        @numba.njit(cache=True, nogil=True)
+        def kernel(pos, neg):
+            i = 0
+            j = 0
+            n_pos = pos.size
+            n_neg = neg.size
+            cum = 0.0
+            best = 0.0
+            while i < n_pos or j < n_neg:
+                if j >= n_neg or (i < n_pos and pos[i] <= neg[j]):
+                    v = pos[i]
+                else:
+                    v = neg[j]
+                while i < n_pos and pos[i] == v:
+                    cum += v - 1.0
+                    i += 1
+                while j < n_neg and neg[j] == v:
+                    cum += v
+                    j += 1
+                if abs(cum) > best:
+                    best = abs(cum)
+            return best
+
+        _KS_KERNEL = kernel
+    return _KS_KERNEL
 
 
 # ----------------------------------------------------------------------------- smooth ECE
