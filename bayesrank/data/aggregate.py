@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from bayesrank.data.comparisons import OUTCOMES
 from bayesrank.errors import InputError
 
 
@@ -80,29 +81,36 @@ def aggregate(comparisons, players=None) -> PairCounts:
     names = np.asarray(players, dtype=object) if players is not None else comparisons.players
     k = len(names)
     lookup = pd.Index(names)
-    ia = lookup.get_indexer(f["model_a"].astype(object))
-    ib = lookup.get_indexer(f["model_b"].astype(object))
+    idx = []
+    for col in ("model_a", "model_b"):  # factorize, then look up the distinct names only
+        codes, uniques = pd.factorize(f[col])
+        idx.append(lookup.get_indexer(uniques)[codes])
+    ia, ib = idx
     if (ia < 0).any() or (ib < 0).any():
         raise InputError("players= does not contain every player in the comparisons")
     lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
     swapped = ia > ib
-    code = lo.astype(np.int64) * k + hi
-    uniq, inv = np.unique(code, return_inverse=True)
     w = f["weight"].to_numpy(dtype=float)
-    out = f["outcome"].to_numpy(dtype=object)
-    a_wins = out == "a"
-    b_wins = out == "b"
-    tie = out == "tie"
-    win_lo = (a_wins & ~swapped) | (b_wins & swapped)
-    win_hi = (b_wins & ~swapped) | (a_wins & swapped)
-    r = len(uniq)
+    oc = np.asarray(pd.Categorical(f["outcome"], categories=list(OUTCOMES)).codes)  # 0 a, 1 b, 2 tie
+    # cell 0: lower-index player wins, 1: higher-index player wins, 2: tie
+    cell = np.where(oc == 2, 2, np.where((oc == 0) ^ swapped, 0, 1))
+    pair = lo.astype(np.int64) * k + hi
+    if k * k * 3 <= 30_000_000:
+        full = np.bincount(pair * 3 + cell, weights=w, minlength=k * k * 3).reshape(k * k, 3)
+        seen = np.bincount(pair, minlength=k * k) > 0
+        uniq = np.flatnonzero(seen)
+        c = full[uniq]
+    else:
+        uniq, inv = np.unique(pair, return_inverse=True)
+        c = np.zeros((len(uniq), 3))
+        np.add.at(c, (inv, cell), w)
     return PairCounts(
         players=names,
         i=(uniq // k).astype(np.int64),
         j=(uniq % k).astype(np.int64),
-        wins_i=np.bincount(inv, w * win_lo, r),
-        wins_j=np.bincount(inv, w * win_hi, r),
-        ties=np.bincount(inv, w * tie, r),
+        wins_i=c[:, 0].copy(),
+        wins_j=c[:, 1].copy(),
+        ties=c[:, 2].copy(),
     )
 
 

@@ -31,9 +31,11 @@ def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: s
     table = dict(_CANONICAL_OUTCOMES)
     if mapping:
         table.update({str(k).strip().lower(): v for k, v in mapping.items()})
-    keys = values.astype("string").str.strip().str.lower()
-    mapped = keys.map(table)
-    bad = mapped.isna().to_numpy()
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)  # map the few distinct labels, not every row
+    keys = pd.Index(uniques).astype(str).str.strip().str.lower()
+    mapped_u = np.array([table.get(key) for key in keys] + [None], dtype=object)  # last slot: missing label
+    mapped = mapped_u[codes]
+    bad = pd.isna(mapped)
     if bad.any():
         labels = sorted(set(map(str, values[bad].unique().tolist())))[:10]
         raise InputError(
@@ -41,10 +43,10 @@ def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: s
             f"(0-based rows {_rows_where(bad, values.index)}); expected one of a/b/tie "
             f"(also accepted: model_a/model_b/tie/tie (bothbad), left/right, 1/0/0.5) or pass outcome_map="
         )
-    for v in set(mapped.unique()):
+    for v in set(mapped_u[:-1]) - {None}:
         if v not in OUTCOMES:
             raise InputError(f"outcome_map maps to {v!r}; targets must be one of {OUTCOMES}")
-    return mapped.to_numpy(dtype=object)
+    return mapped
 
 
 @dataclass
@@ -88,11 +90,13 @@ class Comparisons:
             raise InputError("no comparisons: the data have 0 rows")
         log = excluded if excluded is not None else ExclusionLog()
 
-        a = df[model_a]
-        b = df[model_b]
         keep = np.ones(len(df), dtype=bool)
-        for col, s in ((model_a, a), (model_b, b)):
-            na = s.isna().to_numpy() | (s.astype("string").str.strip() == "").fillna(True).to_numpy()
+        factorized = {}
+        for col in (model_a, model_b):
+            codes, uniques = pd.factorize(df[col], use_na_sentinel=True)  # strip the distinct names, not every row
+            clean = np.append(np.asarray(pd.Index(uniques).astype(str).str.strip(), dtype=object), "")
+            factorized[col] = (codes, clean)
+            na = clean[codes] == ""  # missing names (code -1) map to the "" slot
             if na.any():
                 if on_invalid == "raise":
                     raise InputError(
@@ -101,7 +105,12 @@ class Comparisons:
                     )
                 log.add(f"missing name in {col!r}", int((na & keep).sum()), _rows_where(na & keep, df.index))
                 keep &= ~na
-        same = (a.astype("string") == b.astype("string")).fillna(False).to_numpy() & keep
+        # one sorted category set for both columns: rows hold integer codes, not 1M strings
+        categories = pd.Index(sorted(set(factorized[model_a][1]) | set(factorized[model_b][1]) - {""}), dtype=object)
+        player_codes = {}
+        for col, (codes, clean) in factorized.items():
+            player_codes[col] = categories.get_indexer(clean)[codes]  # "" -> -1 (missing)
+        same = (player_codes[model_a] == player_codes[model_b]) & keep
         if same.any():
             if on_invalid == "raise":
                 raise InputError(
@@ -113,8 +122,8 @@ class Comparisons:
             keep &= ~same
 
         out = pd.DataFrame(index=df.index)
-        out["model_a"] = a.astype("string").str.strip()
-        out["model_b"] = b.astype("string").str.strip()
+        out["model_a"] = pd.Categorical.from_codes(player_codes[model_a], categories=categories, ordered=True)
+        out["model_b"] = pd.Categorical.from_codes(player_codes[model_b], categories=categories, ordered=True)
         out["outcome"] = pd.Categorical(
             normalise_outcomes(df[outcome].where(keep, "tie"), outcome_map, outcome), categories=list(OUTCOMES)
         )
@@ -142,7 +151,7 @@ class Comparisons:
         extra = [c for c in df.columns if c not in needed and c not in out.columns]
         for c in extra:
             out[c] = df[c]
-        out = out[keep].reset_index(drop=True)
+        out = out[keep].reset_index(drop=True) if not keep.all() else out.reset_index(drop=True)
         if len(out) == 0:
             raise InputError(f"no comparisons left after exclusions: {log.report()}")
         return cls(frame=out, excluded=log, source=source)
@@ -154,7 +163,8 @@ class Comparisons:
     @property
     def players(self) -> np.ndarray:
         """Sorted player names."""
-        return np.array(sorted(pd.unique(pd.concat([self.frame["model_a"], self.frame["model_b"]], ignore_index=True))), dtype=object)
+        used = [np.asarray(self.frame[c].unique(), dtype=object) for c in ("model_a", "model_b")]
+        return np.array(sorted(pd.unique(np.concatenate(used))), dtype=object)
 
     @property
     def judges(self) -> np.ndarray:
