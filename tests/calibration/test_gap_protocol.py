@@ -152,3 +152,23 @@ def test_cli_json_strict_and_errors(tmp_path, capsys):
     assert cli_main([str(csv), "--no-posterior"]) == 2
     assert "row 5" in capsys.readouterr().err.replace("\n", "")
     assert cli_main([str(tmp_path / "nope.csv")]) == 2
+
+
+def test_boolq_end_to_end_plugin_gaps_and_prompt_shift():
+    from itertools import combinations
+
+    from bayesrank.calibration.readers import read_boolq_llama3
+
+    rec = read_boolq_llama3()
+    rep = analyze(rec, by=("prompt_variant",), estimators=("ece", "ks"), scores=(), n_boot=20, posterior=False)
+    for v, g in rec.frame.groupby("prompt_variant"):
+        row = rep.gaps[(rep.gaps.prompt_variant == v) & (rep.gaps.estimator == "ece")].iloc[0]
+        assert row["gap"] == pytest.approx(E.ece(g.verbal, g.correct) - E.ece(g.token, g.correct), abs=1e-12)
+        assert row["card_conditioning_context"] == "verbal_prefix" and row["card_readout"] == "T2_yesno_normalized"
+    ece_gaps = rep.gaps[rep.gaps.estimator == "ece"].set_index("prompt_variant")["gap"]
+    assert ece_gaps["prompt1"] == pytest.approx(0.217, abs=0.001)  # verbal worse under prompt 1 ...
+    assert ece_gaps["prompt5"] == pytest.approx(-0.116, abs=0.001)  # ... better under prompt 5: the sign flips
+    _, summary = protocol_shift(rep.gaps[["prompt_variant", "estimator", "gap"]], ["prompt_variant", "estimator"])
+    manual = np.mean([abs(a - b) for a, b in combinations(ece_gaps.to_numpy(), 2)] +
+                     [abs(a - b) for a, b in combinations(rep.gaps[rep.gaps.estimator == "ks"]["gap"].to_numpy(), 2)])
+    assert summary.set_index("axis").loc["prompt_variant", "mean_abs_shift"] == pytest.approx(manual)
