@@ -172,3 +172,26 @@ def test_boolq_end_to_end_plugin_gaps_and_prompt_shift():
     manual = np.mean([abs(a - b) for a, b in combinations(ece_gaps.to_numpy(), 2)] +
                      [abs(a - b) for a, b in combinations(rep.gaps[rep.gaps.estimator == "ks"]["gap"].to_numpy(), 2)])
     assert summary.set_index("axis").loc["prompt_variant", "mean_abs_shift"] == pytest.approx(manual)
+
+
+def test_plots_reliability_and_forest():
+    import matplotlib.pyplot as plt
+
+    from bayesrank.calibration.plots import gap_forest, reliability_diagrams
+
+    df = _sim_frame(n=500, models=("m1",))
+    fig = reliability_diagrams(df.verbal, df.token, df.correct, title="sim")
+    ax_v, ax_t = fig.axes[:2]
+    # one marker per non-empty equal-width bin, at the bin's mean confidence and accuracy
+    ids = np.searchsorted(np.linspace(0, 1, 11)[1:-1], df.verbal)
+    offsets = ax_v.collections[0].get_offsets()
+    assert len(offsets) == np.unique(ids).size
+    first = ids == ids.min()
+    assert offsets[0][0] == pytest.approx(df.verbal[first].mean()) and offsets[0][1] == pytest.approx(df.correct[first].mean())
+    plt.close(fig)
+    rec = from_frame(_sim_frame(n=200), correct_col="correct", verbal_col="verbal", token_col="token", protocol=FULL)
+    rep = analyze(rec, by=("model",), estimators=("ece", "ks"), scores=(), n_boot=20, posterior=False)
+    fig = gap_forest(rep.gaps, label_cols=["model", "estimator"])
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["m1 | ece", "m1 | ks", "m2 | ece", "m2 | ks"]
+    plt.close(fig)
