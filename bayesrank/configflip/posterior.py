@@ -89,6 +89,7 @@ class FlipPosterior:
     # ------------------------------------------------------------------ model
     def build(self):
         import pymc as pm
+        import pytensor.tensor as pt
 
         axes = self.grid.axes
         coords = {"model": self.models, "config": self.configs}
@@ -131,12 +132,15 @@ class FlipPosterior:
                 if self.dense_items and not complete:
                     raise InputError("dense_items=True needs every item scored in every (model, configuration) cell")
                 if complete and self.dense_items is not False:
-                    # fully crossed (every item in every cell): a dense (model, config, item) cube, so the
-                    # likelihood is a broadcast add instead of a 100k-element gather and scatter-add
-                    cube = np.empty((n_m, n_c, n_i), dtype=int)
+                    # fully crossed (every item in every cell): with l = eta[m, c] + u[i] the Bernoulli
+                    # log-likelihood sum y*l - softplus(l) needs only the sufficient statistics
+                    # k[m, c] = sum_i y and s[i] = sum_{m,c} y, plus ONE softplus over the dense cube
+                    # (several times cheaper per gradient than the observed-RV form on 100k cells)
+                    cube = np.zeros((n_m, n_c, n_i))
                     cube[m, c, codes] = y
-                    pm.Bernoulli("y", logit_p=eta[:, :, None] + u[None, None, :], observed=cube,
-                                 dims=("model", "config", "item"))
+                    k_cell, s_item = cube.sum(axis=2), cube.sum(axis=(0, 1))
+                    pm.Potential("y_loglik", pt.sum(k_cell * eta) + pt.sum(s_item * u)
+                                 - pt.sum(pt.softplus(eta[:, :, None] + u[None, None, :])))
                 else:
                     pm.Bernoulli("y", logit_p=eta[m, c] + u[codes], observed=y)
             else:
