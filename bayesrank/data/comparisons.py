@@ -125,7 +125,8 @@ class Comparisons:
         out["model_a"] = pd.Categorical.from_codes(player_codes[model_a], categories=categories, ordered=True)
         out["model_b"] = pd.Categorical.from_codes(player_codes[model_b], categories=categories, ordered=True)
         out["outcome"] = pd.Categorical(
-            normalise_outcomes(df[outcome].where(keep, "tie"), outcome_map, outcome), categories=list(OUTCOMES)
+            normalise_outcomes(df[outcome] if keep.all() else df[outcome].where(keep, "tie"), outcome_map, outcome),
+            categories=list(OUTCOMES),
         )
         if weight is not None:
             w = pd.to_numeric(df[weight], errors="coerce").to_numpy(dtype=float)
