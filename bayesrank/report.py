@@ -37,9 +37,14 @@ def write_json(obj, path: str | Path) -> Path:
 
 
 def console(stderr: bool = False):
+    """A rich console; when writing to a file or pipe it is 140 columns wide (rich's default of 80
+    would truncate the leaderboard tables)."""
+    import sys
+
     from rich.console import Console
 
-    return Console(stderr=stderr)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 140)
 
 
 def rich_table(df: pd.DataFrame, title: str | None = None, floatfmt: str = "{:.3f}"):
