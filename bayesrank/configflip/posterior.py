@@ -23,7 +23,7 @@ approximation for the rho_flip/ordering summaries.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -48,7 +48,6 @@ class FlipPosterior:
     dense_items: bool | None = None    # per-item likelihood as a dense cube (default: when fully crossed)
     centered: bool = False             # centred effects (measured: no gain in tree depth on the
                                        # 3 x 72 x 500 per-item benchmark, so non-centred by default)
-    _index: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         g = self.grid
