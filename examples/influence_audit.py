@@ -29,7 +29,7 @@ from bayesrank.influence.objectives import CIObjective, SmoothTau, TopK
 from bayesrank.influence.players import degree_relation, player_removal
 from bayesrank.influence.plots import plot_budget_curves, plot_player_removal
 from bayesrank.influence.state import BTState
-from bayesrank.report import console, rich_table, write_json
+from bayesrank.report import console, write_json
 
 DATASETS = {
     "Chatbot Arena (counts)": ("arena/chatbotarena_20240814.json", None),

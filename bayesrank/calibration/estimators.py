@@ -72,7 +72,6 @@ def validate_pair(confidence, correct, *, name: str = "confidence") -> tuple[np.
 def _binned_ece(c: np.ndarray, y: np.ndarray, edges: np.ndarray) -> float:
     n_bins = len(edges) - 1
     ids = np.searchsorted(edges[1:-1], c)  # right-closed bins, exactly as sklearn.calibration_curve
-    cnt = np.bincount(ids, minlength=n_bins)
     s_c = np.bincount(ids, weights=c, minlength=n_bins)
     s_y = np.bincount(ids, weights=y, minlength=n_bins)
     return float(np.abs(s_y - s_c).sum() / c.size)  # Σ (n_b/N)|acc_b − conf_b| = Σ |Σy − Σc| / N

@@ -31,7 +31,7 @@ import pandas as pd
 
 from bayesrank.errors import ExclusionLog, InputError
 
-from .readouts import READOUTS, span_confidence, yes_no_confidence
+from .readouts import READOUTS, yes_no_confidence
 from .records import ConfidenceRecords, concat, from_frame
 from .verbal import parse_verbal_series
 

@@ -4,7 +4,6 @@ and a naive row-resampling refit loop."""
 
 import numpy as np
 import pandas as pd
-import pytest
 from scipy.special import expit, log_expit
 
 from bayesrank.bt.likelihood import tie_model
@@ -43,7 +42,6 @@ def _fd_hessian(f, x0, q, h=1e-4):
 
 def test_fisher_equals_fd_hessian_nba(nba_counts):
     """Observed information (NBA rows, binary BT) = finite-difference Hessian of the row loss."""
-    from bayesrank.data import read_comparisons
     from bayesrank.datasets import path
 
     raw = pd.read_csv(path("sports/nba_games_2023_24_tidy.csv"))

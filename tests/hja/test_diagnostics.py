@@ -10,7 +10,7 @@ from bayesrank.hja.simulate import sample_counts
 
 def _planted_panel():
     """6 judges × 10 items; judge 0 boosts the 3 items of its own family by +1.0 logit and is sharp (γ 1.6)."""
-    K, N = 6, 10
+    N = 10  # 6 judges (len(gamma))
     mu = np.linspace(-1.5, 1.5, N)
     gamma = np.array([1.6, 1.0, 0.9, 1.1, 0.8, 0.6])
     S = np.outer(gamma, mu)
