@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from bayesrank.bt.api import METHODS, BradleyTerry
 from bayesrank.bt.likelihood import TIE_MODELS
 from bayesrank.data.readers import FORMATS, read_comparisons
+from bayesrank.datasets import resolve
 from bayesrank.report import console, rich_table
-
-
-def resolve_data_path(data: str) -> Path:
-    """A file path, or the name of a bundled dataset (e.g. ``arena/chatbotarena_20240814.json``)."""
-    p = Path(data)
-    if p.exists():
-        return p
-    from bayesrank.datasets import path as bundled
-
-    return bundled(data)
 
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
@@ -31,7 +21,7 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
 
 def load(args):
     return read_comparisons(
-        resolve_data_path(args.data), format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise"
+        resolve(args.data), format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise"
     )
 
 

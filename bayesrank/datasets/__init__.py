@@ -15,6 +15,13 @@ def path(name: str) -> Path:
     return p
 
 
+def resolve(data) -> Path:
+    """A file path as given if it exists, else the bundled dataset of that name (e.g.
+    ``"arena/chatbotarena_20240814.json"``); the error lists the bundled names."""
+    p = Path(data)
+    return p if p.exists() else path(str(data))
+
+
 def available() -> list[str]:
     """Bundled data files (a folder named ``raw`` is listed once, not file by file)."""
     names = set()

@@ -7,11 +7,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bayesrank.datasets import resolve
 from bayesrank.errors import InputError
 
 ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pairs", "add_all_pairs": "add_pairs",
@@ -42,18 +42,6 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None, help="write the audit as JSON here")
     p.add_argument("--plots", default=None, help="directory for the plots (influence distribution, budget curves)")
     p.set_defaults(func=run)
-
-
-def _resolve(data: str) -> Path:
-    p = Path(data)
-    if p.exists():
-        return p
-    from bayesrank.datasets import path as bundled
-
-    try:
-        return bundled(data)
-    except Exception:  # noqa: BLE001 - report a clean input error
-        raise InputError(f"{data}: no such file (nor a bundled dataset name)") from None
 
 
 def parse_actions(text: str) -> list[str]:
@@ -164,7 +152,7 @@ def run(args) -> int:
 
     out = console()
     actions = parse_actions(args.actions)
-    comps = read_comparisons(_resolve(args.data), format=args.format)
+    comps = read_comparisons(resolve(args.data), format=args.format)
     if args.min_matches is not None:
         comps = finite_core(comps, min_matches=args.min_matches, ties=args.ties)
     if comps.excluded.total:
