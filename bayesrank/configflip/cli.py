@@ -58,7 +58,8 @@ def _run_configflip(args) -> int:
         out.print(f"[yellow]warning:[/] {w.message}")
     res = analyze(grid, args.range, tol=args.tol, anova_order=args.anova_order,
                   posterior=None if args.posterior == "none" else args.posterior,
-                  posterior_kwargs={"draws": args.draws, "tune": args.draws, "chains": 2, "random_seed": args.seed}
+                  posterior_kwargs={"draws": args.draws, "tune": args.draws, "chains": 2, "random_seed": args.seed,
+                                    "nuts_sampler": args.sampler, "target_accept": 0.95 if args.sampler == "nutpie" else 0.9}
                   if args.posterior == "nuts" else {"random_seed": args.seed})
     payload = res.to_dict()
     if args.anova_pooled:
@@ -170,6 +171,8 @@ def register(subparsers) -> None:
     p.add_argument("--posterior", choices=["none", "mle", "nuts"], default="none",
                    help="flip probabilities: no-pooling twin (mle) or hierarchical PyMC model (nuts)")
     p.add_argument("--draws", type=int, default=500)
+    p.add_argument("--sampler", choices=["pymc", "nutpie"], default="pymc",
+                   help="NUTS implementation for --posterior nuts (nutpie: optional extra, faster on large item grids)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-score-range", action="store_true", help="scores are not fractions in [0, 1]")
     p.add_argument("--json", default=None, help="write the full result as JSON here")
