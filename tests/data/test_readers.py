@@ -178,9 +178,8 @@ def test_alpaca_eval_bundled():
     from importlib import resources
 
     folder = resources.files("bayesrank.datasets") / "alpaca_eval"
-    files = sorted(f for f in folder.iterdir() if f.name.endswith(".csv")) if folder.is_dir() else []
-    if not files:
-        pytest.skip("bayesrank/datasets/alpaca_eval/ not bundled (inline frame tested above)")
+    files = sorted(f for f in folder.iterdir() if f.name.endswith(".csv"))
+    assert files, "bayesrank/datasets/alpaca_eval/ must hold the bundled annotations"
     raw = pd.read_csv(files[0])
     assert detect_format(raw) == "alpaca_eval"
     c = read_comparisons(raw)
