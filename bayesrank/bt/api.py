@@ -20,12 +20,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from bayesrank.bt.likelihood import TIE_MODELS, tie_model
+from bayesrank.bt.likelihood import TIE_MODELS
 from bayesrank.bt.mle import (
     bootstrap_fits,
-    check_finite_mle,
     constrained_covariance,
-    newton,
+    fit_newton,
     sandwich_covariance,
 )
 from bayesrank.bt.pymc_model import (
@@ -108,12 +107,10 @@ class BradleyTerry:
     def mle(self):
         """(params, Hessian, tie model) at the MLE (cached)."""
         if self._mle is None:
-            check_finite_mle(self.counts, self.ties, self.ridge)
-            tm = tie_model(self.ties)
-            res = newton(tm, self.counts, ridge=self.ridge)
+            params, hess, tm, res = fit_newton(self.counts, self.ties, ridge=self.ridge)
             if not res.converged[0]:
                 raise RuntimeError("Newton did not converge for the Bradley-Terry MLE")
-            self._mle = (res.params[0], res.hessian[0], tm)
+            self._mle = (params, hess, tm)
         return self._mle
 
     def _z(self) -> float:

@@ -149,6 +149,18 @@ class GraphReport:
         return "; ".join(msgs) if msgs else "connected; finite MLE exists"
 
 
+def win_graph(counts: PairCounts, ties: str = "half"):
+    """Directed graph with an edge i → j when i beat j at least once (a tie, under ``half`` or
+    ``davidson``, is an edge both ways). Returns (sparse K × K matrix, sources, targets)."""
+    k = counts.n_players
+    tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
+    fwd = (counts.wins_i > 0) | tie_edge  # i beat j
+    bwd = (counts.wins_j > 0) | tie_edge
+    src = np.concatenate([counts.i[fwd], counts.j[bwd]])
+    dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
+    return coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k)), src, dst
+
+
 def comparison_graph(counts: PairCounts, ties: str = "half") -> GraphReport:
     """Check connectivity and MLE existence (Zermelo/Ford: the directed win graph must be strongly connected).
 
@@ -159,12 +171,7 @@ def comparison_graph(counts: PairCounts, ties: str = "half") -> GraphReport:
     seen = tot > 0
     und = coo_matrix((np.ones(int(seen.sum())), (counts.i[seen], counts.j[seen])), shape=(k, k))
     n_comp, labels = connected_components(und, directed=False)
-    tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
-    fwd = (counts.wins_i > 0) | tie_edge  # i beat j
-    bwd = (counts.wins_j > 0) | tie_edge
-    src = np.concatenate([counts.i[fwd], counts.j[bwd]])
-    dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
-    directed = coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k))
+    directed, src, dst = win_graph(counts, ties)
     n_strong, _ = connected_components(directed, directed=True, connection="strong")
     out_deg = np.bincount(src, minlength=k)
     in_deg = np.bincount(dst, minlength=k)
@@ -195,19 +202,11 @@ def finite_core(comparisons, min_matches: int = 1, ties: str = "half"):
     """Largest set of players with a finite MLE: iteratively drop players with fewer than
     ``min_matches`` comparisons, then keep the largest strongly connected component of the win
     graph. Every removed row is counted in the returned comparisons' ``excluded`` log."""
-    from scipy.sparse.csgraph import connected_components as cc
-
     current = comparisons.subset(np.ones(len(comparisons), dtype=bool))  # copy: never mutate the caller's log
     while True:
         counts = aggregate(current)
         deg = counts.matches_per_player()
-        k = counts.n_players
-        tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
-        fwd = (counts.wins_i > 0) | tie_edge
-        bwd = (counts.wins_j > 0) | tie_edge
-        src = np.concatenate([counts.i[fwd], counts.j[bwd]])
-        dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
-        n_s, lab = cc(coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k)), directed=True, connection="strong")
+        n_s, lab = connected_components(win_graph(counts, ties)[0], directed=True, connection="strong")
         biggest = np.bincount(lab).argmax()
         keep_players = set(counts.players[(lab == biggest) & (deg >= min_matches)])
         f = current.frame
