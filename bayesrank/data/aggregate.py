@@ -75,42 +75,63 @@ class PairCounts:
         return int(hit[0])
 
 
+def _codes(col: pd.Series):
+    """(integer codes, distinct values) of a column: the categorical codes when it is one."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return np.asarray(col.cat.codes), np.asarray(col.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(col)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _outcome_codes(col: pd.Series) -> np.ndarray:
+    if isinstance(col.dtype, pd.CategoricalDtype) and list(col.cat.categories) == list(OUTCOMES):
+        return np.asarray(col.cat.codes)
+    return np.asarray(pd.Categorical(col, categories=list(OUTCOMES)).codes)
+
+
 def aggregate(comparisons, players=None) -> PairCounts:
-    """Aggregate :class:`Comparisons` to :class:`PairCounts` (vectorised: ``np.bincount`` on pair codes)."""
+    """Aggregate :class:`Comparisons` to :class:`PairCounts`.
+
+    One ``np.bincount`` over ordered (a, b, outcome) cells, then the small K × K × 3 table is
+    folded to unordered pairs ``i < j``: ``wins_i = T[i,j,a] + T[j,i,b]``, ``wins_j = T[i,j,b] +
+    T[j,i,a]``, ``ties = T[i,j,tie] + T[j,i,tie]``.
+    """
     f = comparisons.frame
-    names = np.asarray(players, dtype=object) if players is not None else comparisons.players
+    (ca, ua), (cb, ub) = _codes(f["model_a"]), _codes(f["model_b"])
+    if players is None:  # the players that occur, sorted (= comparisons.players)
+        used = set(ua[np.bincount(ca, minlength=len(ua)) > 0]) | set(ub[np.bincount(cb, minlength=len(ub)) > 0])
+        names = np.array(sorted(used), dtype=object)
+    else:
+        names = np.asarray(players, dtype=object)
     k = len(names)
     lookup = pd.Index(names)
-    idx = []
-    for col in ("model_a", "model_b"):  # factorize, then look up the distinct names only
-        codes, uniques = pd.factorize(f[col])
-        idx.append(lookup.get_indexer(uniques)[codes])
-    ia, ib = idx
+    ia, ib = lookup.get_indexer(ua)[ca], lookup.get_indexer(ub)[cb]
     if (ia < 0).any() or (ib < 0).any():
         raise InputError("players= does not contain every player in the comparisons")
-    lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
-    swapped = ia > ib
     w = f["weight"].to_numpy(dtype=float)
-    oc = np.asarray(pd.Categorical(f["outcome"], categories=list(OUTCOMES)).codes)  # 0 a, 1 b, 2 tie
-    # cell 0: lower-index player wins, 1: higher-index player wins, 2: tie
-    cell = np.where(oc == 2, 2, np.where((oc == 0) ^ swapped, 0, 1))
-    pair = lo.astype(np.int64) * k + hi
+    oc = _outcome_codes(f["outcome"])  # 0 a wins, 1 b wins, 2 tie
     if k * k * 3 <= 30_000_000:
-        full = np.bincount(pair * 3 + cell, weights=w, minlength=k * k * 3).reshape(k * k, 3)
-        seen = np.bincount(pair, minlength=k * k) > 0
-        uniq = np.flatnonzero(seen)
-        c = full[uniq]
+        key = ia.astype(np.int64) * (3 * k) + ib * 3 + oc
+        t = np.bincount(key, weights=w, minlength=k * k * 3).reshape(k, k, 3)
+        n = np.bincount(ia.astype(np.int64) * k + ib, minlength=k * k).reshape(k, k)  # rows per ordered pair
+        i, j = np.triu_indices(k, 1)
+        seen = (n[i, j] + n[j, i]) > 0
+        i, j = i[seen], j[seen]
+        c = np.column_stack([t[i, j, 0] + t[j, i, 1], t[i, j, 1] + t[j, i, 0], t[i, j, 2] + t[j, i, 2]])
     else:
-        uniq, inv = np.unique(pair, return_inverse=True)
+        lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
+        cell = np.where(oc == 2, 2, np.where((oc == 0) ^ (ia > ib), 0, 1))  # 0: lower index wins
+        uniq, inv = np.unique(lo.astype(np.int64) * k + hi, return_inverse=True)
         c = np.zeros((len(uniq), 3))
         np.add.at(c, (inv, cell), w)
+        i, j = uniq // k, uniq % k
     return PairCounts(
         players=names,
-        i=(uniq // k).astype(np.int64),
-        j=(uniq % k).astype(np.int64),
-        wins_i=c[:, 0].copy(),
-        wins_j=c[:, 1].copy(),
-        ties=c[:, 2].copy(),
+        i=np.asarray(i, dtype=np.int64),
+        j=np.asarray(j, dtype=np.int64),
+        wins_i=np.ascontiguousarray(c[:, 0]),
+        wins_j=np.ascontiguousarray(c[:, 1]),
+        ties=np.ascontiguousarray(c[:, 2]),
     )
 
 

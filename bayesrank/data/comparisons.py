@@ -26,16 +26,26 @@ def _rows_where(mask: np.ndarray, index: pd.Index, limit: int = 5) -> list:
     return list(index[np.flatnonzero(mask)[:limit]])
 
 
-def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: str = "outcome") -> np.ndarray:
-    """Map raw outcome labels to ``a``/``b``/``tie``; unknown labels raise, naming rows and labels."""
+def outcome_codes(values: pd.Series, mapping: dict | None = None, column: str = "outcome", rows=None) -> np.ndarray:
+    """Map raw outcome labels to codes 0 (``a``), 1 (``b``), 2 (``tie``) as ``int8``.
+
+    Only the distinct labels are looked up (one ``factorize``); unknown labels raise, naming rows
+    and labels. ``rows`` (boolean mask) restricts the check to rows that are kept.
+    """
     table = dict(_CANONICAL_OUTCOMES)
     if mapping:
         table.update({str(k).strip().lower(): v for k, v in mapping.items()})
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)  # map the few distinct labels, not every row
+    for v in set(table.values()):
+        if v not in OUTCOMES:
+            raise InputError(f"outcome_map maps to {v!r}; targets must be one of {OUTCOMES}")
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
     keys = pd.Index(uniques).astype(str).str.strip().str.lower()
-    mapped_u = np.array([table.get(key) for key in keys] + [None], dtype=object)  # last slot: missing label
+    lookup = {o: c for c, o in enumerate(OUTCOMES)}
+    mapped_u = np.array([lookup.get(table.get(key), -1) for key in keys] + [-1], dtype=np.int8)  # last: missing
     mapped = mapped_u[codes]
-    bad = pd.isna(mapped)
+    bad = mapped < 0
+    if rows is not None:
+        bad &= rows
     if bad.any():
         labels = sorted(set(map(str, values[bad].unique().tolist())))[:10]
         raise InputError(
@@ -43,10 +53,12 @@ def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: s
             f"(0-based rows {_rows_where(bad, values.index)}); expected one of a/b/tie "
             f"(also accepted: model_a/model_b/tie/tie (bothbad), left/right, 1/0/0.5) or pass outcome_map="
         )
-    for v in set(mapped_u[:-1]) - {None}:
-        if v not in OUTCOMES:
-            raise InputError(f"outcome_map maps to {v!r}; targets must be one of {OUTCOMES}")
     return mapped
+
+
+def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: str = "outcome") -> np.ndarray:
+    """Map raw outcome labels to the strings ``a``/``b``/``tie`` (see :func:`outcome_codes`)."""
+    return np.asarray(OUTCOMES, dtype=object)[outcome_codes(values, mapping, column)]
 
 
 @dataclass
@@ -96,7 +108,7 @@ class Comparisons:
             codes, uniques = pd.factorize(df[col], use_na_sentinel=True)  # strip the distinct names, not every row
             clean = np.append(np.asarray(pd.Index(uniques).astype(str).str.strip(), dtype=object), "")
             factorized[col] = (codes, clean)
-            na = clean[codes] == ""  # missing names (code -1) map to the "" slot
+            na = (clean == "")[codes]  # missing names (code -1) map to the "" slot; compare distinct names only
             if na.any():
                 if on_invalid == "raise":
                     raise InputError(
@@ -110,7 +122,8 @@ class Comparisons:
         player_codes = {}
         for col, (codes, clean) in factorized.items():
             player_codes[col] = categories.get_indexer(clean)[codes]  # "" -> -1 (missing)
-        same = (player_codes[model_a] == player_codes[model_b]) & keep
+        same = player_codes[model_a] == player_codes[model_b]
+        same &= keep
         if same.any():
             if on_invalid == "raise":
                 raise InputError(
@@ -124,10 +137,8 @@ class Comparisons:
         out = pd.DataFrame(index=df.index)
         out["model_a"] = pd.Categorical.from_codes(player_codes[model_a], categories=categories, ordered=True)
         out["model_b"] = pd.Categorical.from_codes(player_codes[model_b], categories=categories, ordered=True)
-        out["outcome"] = pd.Categorical(
-            normalise_outcomes(df[outcome] if keep.all() else df[outcome].where(keep, "tie"), outcome_map, outcome),
-            categories=list(OUTCOMES),
-        )
+        oc = outcome_codes(df[outcome], outcome_map, outcome, rows=None if keep.all() else keep)
+        out["outcome"] = pd.Categorical.from_codes(np.where(oc < 0, 2, oc), categories=list(OUTCOMES))
         if weight is not None:
             w = pd.to_numeric(df[weight], errors="coerce").to_numpy(dtype=float)
             bad = ~np.isfinite(w) | (w < 0)
