@@ -31,7 +31,7 @@ import pandas as pd
 from bayesrank.data.aggregate import PairCounts
 from bayesrank.errors import InputError
 from bayesrank.influence.actions import ACTION_TYPES, ADD_SPACES, Candidates, apply, candidates
-from bayesrank.influence.objectives import Objective, SmoothTau
+from bayesrank.influence.objectives import CIObjective, Objective, SmoothTau
 from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, refit_one
 
 
@@ -86,11 +86,14 @@ def _state_for(base: BTState, kind: str) -> BTState:
 
 
 def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int = 128) -> np.ndarray:
-    """Per-match 1sN change of the objective for each candidate; for the τ surrogate (whose 1sN
-    evaluation costs K² per candidate) only the best ``preselect`` first-order candidates are refined."""
-    if isinstance(objective, SmoothTau) and len(cand) > preselect:
-        first = objective.delta(st, cand, 1.0, "first")
-        top = np.argsort(first)[:preselect]
+    """Per-match 1sN change of the objective for each candidate. Where the 1sN evaluation is costly
+    (the τ surrogate: K² per candidate; CI objectives: a K × K inverse per candidate) only the best
+    ``preselect`` candidates of a cheap score (first order for τ, the linear 1sN for CI) are
+    refined; the others get +inf."""
+    cheap = "first" if isinstance(objective, SmoothTau) else "linear" if isinstance(objective, CIObjective) else None
+    if cheap is not None and len(cand) > preselect:
+        rough = objective.delta(st, cand, 1.0, cheap)
+        top = np.argsort(rough, kind="stable")[:preselect]
         out = np.full(len(cand), np.inf)
         out[top] = objective.delta(st, cand.take(top), 1.0, "1sN")
         return out
