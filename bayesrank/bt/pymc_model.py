@@ -193,8 +193,6 @@ def sample_nuts(
             draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=progressbar,
             nuts_sampler=sampler, cores=cores if cores is not None else min(chains, 2),
         )
-        if sampler == "pymc":
-            kwargs["idata_kwargs"] = {"log_likelihood": True}
         dt = pm.sample(**kwargs)
         if "log_likelihood" not in dt.children:
             dt = pm.compute_log_likelihood(dt, model=model, progressbar=False)

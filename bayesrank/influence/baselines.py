@@ -4,6 +4,9 @@
   per-candidate objective change; the reference for the first-order and 1sN predictions).
 - :func:`exact_greedy_audit` — greedy where each step refits every candidate (ground-truth greedy
   on small data; the influence audit should need no more actions).
+- :func:`exhaustive_minimum` — every multiset of up to ``max_size`` matches, each refitted: the
+  certified smallest number of actions that breaks the property (or a certified lower bound), the
+  reference for the greedy R scores (which are upper bounds) on small data.
 - :func:`random_audit` — apply random candidate matches until the property breaks.
 - :func:`rigging_audit` — vote rigging in the style of Min et al. (2025) "omni-rigging": new
   battles arrive on pairs drawn with the arena's observed pair frequencies and the rigger sets the
@@ -95,6 +98,53 @@ def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: 
         if objective.broken(st.theta, st.hinv):
             return {"broken": True, "budget": used, "n_refits": n_refits}
     return {"broken": False, "budget": None, "n_refits": n_refits}
+
+
+def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size: int, max_sets: int = 200_000,
+                       chunk: int = 4096) -> dict:
+    """Smallest number of matches whose action (``kind``) breaks ``objective``, by exact refits of
+    every multiset of candidate cells of size 1, 2, …, ``max_size`` (cells are exchangeable, so a
+    multiset with multiplicities ≤ the cells' available matches is one distinct action set).
+
+    Returns ``{"budget": s, "actions": [(cell index, m), …], "n_sets", "n_no_finite_mle"}`` with the
+    first breaking set of the smallest size, or ``budget=None`` and ``lower_bound = max_size + 1``
+    (certified: no set of ≤ ``max_size`` matches breaks it). Sets whose data have no finite MLE
+    are counted in ``n_no_finite_mle`` and never count as breaks.
+    """
+    from itertools import combinations_with_replacement
+    from math import comb
+
+    from bayesrank.errors import InputError
+
+    st = _state_for(state, kind)
+    cand = candidates(st, kind, keep_finite=False)
+    n = len(cand)
+    total = sum(comb(n + s - 1, s) for s in range(1, max_size + 1))
+    if total > max_sets:
+        raise InputError(f"exhaustive search over {n} cells up to size {max_size} needs {total:,} refits "
+                         f"(> max_sets={max_sets:,}); use a smaller max_size or dataset")
+    base = st.counts.counts
+    avail = np.asarray(cand.available, dtype=float)
+    n_sets = n_bad = 0
+    for size in range(1, max_size + 1):
+        sets = np.array(list(combinations_with_replacement(range(n), size)), dtype=np.int64).reshape(-1, size)
+        mult = np.zeros((len(sets), n))
+        np.add.at(mult, (np.repeat(np.arange(len(sets)), size), sets.ravel()), 1.0)
+        sets, mult = sets[(mult <= avail).all(axis=1)], mult[(mult <= avail).all(axis=1)]
+        for lo in range(0, len(sets), chunk):
+            mm = mult[lo : lo + chunk]
+            tables = np.repeat(base[None], len(mm), axis=0)
+            for c in np.flatnonzero(mm.any(axis=0)):
+                tables[:, cand.r[c]] += mm[:, c, None] * cand.delta[c]
+            rf = refit(st, tables, with_hinv=True)
+            n_sets += len(mm)
+            n_bad += int((~rf.ok).sum())
+            for q in np.flatnonzero(rf.ok):
+                if objective.broken(rf.theta[q], rf.hinv[q]):
+                    cells, m = np.unique(sets[lo + q], return_counts=True)
+                    return {"budget": size, "actions": [(int(c), int(k)) for c, k in zip(cells, m)],
+                            "n_sets": n_sets, "n_no_finite_mle": n_bad, "candidates": cand}
+    return {"budget": None, "lower_bound": max_size + 1, "n_sets": n_sets, "n_no_finite_mle": n_bad, "candidates": cand}
 
 
 def random_audit(state: BTState, objective: Objective, kind: str, budget: int, seed: int = 0, step: int = 1) -> dict:

@@ -8,7 +8,8 @@ criterion ``broken(θ, H⁻¹)`` checked on exact refits:
   CI-aware mode, where a rank change counts only when it is significant):
   untargeted ``f = min_{a ∈ S, b ∉ S} M_ab`` (``S`` = reference top-k; top-1 is k = 1);
   demote t: ``f = k-th smallest_b M_tb``; promote t: ``f = −(K−k)-th largest_b (θ_t − θ_b − z·sd_tb)``.
-  Broken iff ``f < 0`` (the top-k set changes / the target leaves or enters it).
+  Broken iff ``f < −10⁻⁹`` (the top-k set changes / the target leaves or enters it; an exact tie
+  — possible with symmetric data — is not a change, whatever the rounding of the refit).
 - :class:`SmoothTau`: ``τ_s(θ) = mean_{a<b} sign(θ̂_a − θ̂_b) tanh((θ_a − θ_b)/T)`` against the
   reference ranking θ̂; the temperature ``T`` defaults to the median gap between neighbours of
   the reference ranking (so swapping two neighbours moves τ_s by O(1/#pairs)). Broken iff the hard
@@ -52,6 +53,7 @@ from bayesrank.influence.actions import Candidates
 from bayesrank.influence.state import BTState
 
 Z95 = 1.959963984540054
+TIE_TOL = 1e-9  # a margin within ±1e-9 logits is an exact tie (e.g. symmetric data), not a rank change
 NEWTON_POINT = {"1sN": 2, "1sN-plain": 0}  # CI objectives: chord sweeps after the Newton step
 
 
@@ -237,7 +239,7 @@ class TopK(Objective):
         return self._margins(theta, hinv)[0]
 
     def broken(self, theta, hinv=None) -> bool:
-        return self.value(theta, hinv) < 0
+        return self.value(theta, hinv) < -TIE_TOL
 
     def gradient(self, theta, hinv=None):
         _, a, b, sign = self._margins(theta, hinv)
@@ -289,7 +291,7 @@ class ThetaContrast(Objective):
         return float(self.u @ theta)
 
     def broken(self, theta, hinv=None):
-        return self.value(theta) < 0
+        return self.value(theta) < -TIE_TOL
 
     def gradient(self, theta, hinv=None):
         return self.u
