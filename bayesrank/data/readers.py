@@ -230,11 +230,33 @@ def _read_alpaca_eval(df, judge=None, on_invalid="raise", source="<frame>", **kw
     )
 
 
-def _read_tennis(df, judge=None, on_invalid="raise", source="<frame>", **kw):
+def _read_tennis(df, judge=None, on_invalid="raise", source="<frame>", walkovers="exclude", retirements="keep", **kw):
+    """Sackmann-style match rows (``winner_name``, ``loser_name``; optional ``score``).
+
+    A walkover (score ``W/O``) is not a match: excluded and counted by default
+    (``walkovers="keep"`` counts it as a win). Retirements and defaults (``RET``, ``DEF``) are
+    matches that were played in part: kept as wins by default (``retirements="exclude"`` drops and
+    counts them).
+    """
     _require(df, ["winner_name", "loser_name"], "tennis")
-    out = df.assign(outcome="a")
+    for name, val in (("walkovers", walkovers), ("retirements", retirements)):
+        if val not in ("keep", "exclude"):
+            raise InputError(f"tennis: {name} must be 'keep' or 'exclude', got {val!r}")
+    log = ExclusionLog()
+    keep = np.ones(len(df), dtype=bool)
+    if "score" in df.columns:
+        score = df["score"].astype("string").str.upper().fillna("")
+        rules = [("walkover (W/O: no match played)", walkovers, score.str.contains("W/O", regex=False)),
+                 ("retirement or default (RET/DEF)", retirements, score.str.contains(r"\b(?:RET|DEF)\b", regex=True))]
+        for label, action, hit in rules:
+            hit = hit.to_numpy(dtype=bool) & keep
+            if action == "exclude" and hit.any():
+                log.add(label, int(hit.sum()), list(df.index[hit][:5]))
+                keep &= ~hit
+    out = df[keep].assign(outcome="a") if not keep.all() else df.assign(outcome="a")
     return Comparisons.from_frame(
-        out, model_a="winner_name", model_b="loser_name", outcome="outcome", on_invalid=on_invalid, source=source, **kw
+        out, model_a="winner_name", model_b="loser_name", outcome="outcome", on_invalid=on_invalid, source=source,
+        excluded=log, **kw
     )
 
 

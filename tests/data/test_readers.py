@@ -102,15 +102,32 @@ def test_tennis_winner_name(file):
     raw = pd.read_csv(path(file))
     c = read_comparisons(path(file))
     assert detect_format(raw) == "tennis"
-    assert len(c) == len(raw)
+    wo = raw["score"].fillna("").str.upper().str.contains("W/O", regex=False).to_numpy()
+    assert wo.sum() > 0  # the bundled seasons have walkovers
+    played = raw[~wo]
+    assert len(c) == len(played) and c.excluded.total == wo.sum()  # walkovers excluded and counted
     assert (c.frame["outcome"] == "a").all()
-    assert (c.frame["model_a"].to_numpy() == raw["winner_name"].str.strip().to_numpy()).all()
-    assert (c.frame["model_b"].to_numpy() == raw["loser_name"].str.strip().to_numpy()).all()
+    assert (c.frame["model_a"].to_numpy() == played["winner_name"].str.strip().to_numpy()).all()
+    assert (c.frame["model_b"].to_numpy() == played["loser_name"].str.strip().to_numpy()).all()
     # wins per player from the aggregate equal a naive value_counts of winner_name
     counts = c.aggregate()
     wins = np.bincount(counts.i, counts.wins_i, counts.n_players) + np.bincount(counts.j, counts.wins_j, counts.n_players)
-    ref = raw["winner_name"].str.strip().value_counts().reindex(counts.players, fill_value=0)
+    ref = played["winner_name"].str.strip().value_counts().reindex(counts.players, fill_value=0)
     np.testing.assert_array_equal(wins, ref.to_numpy())
+
+
+def test_tennis_walkover_and_retirement_options():
+    raw = pd.read_csv(path("tennis/atp_matches_2024.csv"))
+    score = raw["score"].fillna("").str.upper()
+    wo = score.str.contains("W/O", regex=False)
+    ret = score.str.contains("RET") | score.str.contains("DEF")
+    assert len(read_comparisons(raw, walkovers="keep")) == len(raw)
+    both = read_comparisons(raw, retirements="exclude")
+    assert len(both) == len(raw) - (wo | ret).sum()
+    assert both.excluded.total == (wo | ret).sum()
+    assert "walkover" in both.excluded.report() and "retirement" in both.excluded.report()
+    with pytest.raises(InputError, match="walkovers must be"):
+        read_comparisons(raw, walkovers="drop")
 
 
 def test_nba_scores_home_away():
