@@ -236,6 +236,6 @@ def finite_core(comparisons, min_matches: int = 1, ties: str = "half"):
             return current
         current.excluded.add(
             f"row outside the finite-MLE core (min_matches={min_matches})", int((~keep).sum()),
-            list(np.flatnonzero(~keep)[:5]),
+            [int(r) for r in np.flatnonzero(~keep)[:5]],
         )
         current = current.subset(keep)

@@ -38,8 +38,8 @@ point: the Hessian of the perturbed data ``w'`` at ``θ_N`` is rebuilt and inver
 candidate). Because ``v`` depends on θ through every pair's curvature, ``θ_N`` is the one-step
 Newton point refined by two chord sweeps with the same Sherman–Morrison matrix (``O(R + K²)``
 each; each sweep multiplies the θ error by O(‖Δθ‖)). ``order="1sN-plain"`` skips the sweep. On ATP
-drops and adds (220 players) Spearman vs exact refits: linear 0.977–0.996, plain 0.964–0.995,
-1sN ≥ 0.9994 (``examples/influence_ci_accuracy.py``, docs/influence.md). The linear 1sN (``O(1)`` per candidate after one
+drops and adds (220 players) Spearman vs exact refits: linear 0.971–0.992, plain 0.952–0.995,
+1sN ≥ 0.9965 (``examples/influence_ci_accuracy.py``, docs/influence.md). The linear 1sN (``O(1)`` per candidate after one
 ``O(R K)`` pass) is what the audit uses to preselect candidates for the full 1sN.
 """
 

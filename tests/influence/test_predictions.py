@@ -61,7 +61,7 @@ def test_atp_single_actions_top1_gap_and_tau(atp, kind, sample):
 
 @pytest.mark.slow
 def test_atp_ci_objectives_drops_and_adds(atp, sample):
-    """Sparse ATP graph (220 players, 2,775 matches): CI objectives under drops and adds. The 1sN
+    """Sparse ATP graph (220 players, 2,755 matches): CI objectives under drops and adds. The 1sN
     rebuilds H at the Newton point; the linear 1sN (θ-shift term first order) falls short here."""
     from bayesrank.influence.audit import _state_for
 
