@@ -2,7 +2,10 @@
 
     bayesrank audit DATA --objective top1|topk:K|tau|ci-player:NAME|ci-trace
         [--actions drop,flip,add,add_pairs,add_weighted,remove-player] [--ci-aware]
-        [--target NAME --goal promote|demote] [--budget N] [--robustness] [--json PATH]
+        [--target NAME --goal promote|demote] [--budget N] [--robustness] [--certify S] [--json PATH]
+
+``--certify S`` (small data) refits every action set of up to S matches: the greedy budget is an
+upper bound on the smallest breaking set, the exhaustive search a certified minimum or lower bound.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ def register(subparsers) -> None:
     p.add_argument("--min-matches", type=int, default=None,
                    help="restrict to the finite-MLE core (players with ≥ this many matches); excluded rows are reported")
     p.add_argument("--robustness", action="store_true", help="also run top1, tau and ci-trace audits for R scores")
+    p.add_argument("--certify", type=int, default=None, metavar="S",
+                   help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     p.add_argument("--json", default=None, help="write the audit as JSON here")
     p.add_argument("--plots", default=None, help="directory for the plots (influence distribution, budget curves)")
     p.set_defaults(func=run)
@@ -58,7 +63,7 @@ def parse_actions(text: str) -> list[str]:
 
 def run_audit(counts, objective: str, actions: list[str], ci_aware=False, target=None, goal=None, budget=None,
               ties="half", ridge=0.0, ci_mode=None, ci_ratio=None, tau_threshold=0.9, robustness=False,
-              progress=None) -> dict:
+              progress=None, certify: int | None = None) -> dict:
     """Run the requested audits on ``counts``; returns the JSON-ready report (and keeps results)."""
     from bayesrank.influence.audit import greedy_audit, robustness_scores
     from bayesrank.influence.objectives import parse_objective
@@ -103,6 +108,8 @@ def run_audit(counts, objective: str, actions: list[str], ci_aware=False, target
         d = res.to_dict()
         d["objective_details"] = obj.describe()
         if spec == objective:
+            if certify is not None:
+                d["certified"] = certify_budget(state, obj, res, certify)
             report["audits"][res.action] = d
         else:
             report["other_audits"].append(d)
@@ -123,6 +130,28 @@ def run_audit(counts, objective: str, actions: list[str], ci_aware=False, target
     return report
 
 
+def certify_budget(state, objective, result, max_size: int) -> dict:
+    """Exhaustive check below the greedy budget: ``{"minimum": m | None, "lower_bound": l, ...}``.
+
+    If the greedy broke the objective with B matches, sets of up to min(max_size, B − 1) are
+    refitted: none breaks → the greedy budget is the certified minimum when B − 1 ≤ max_size.
+    """
+    from bayesrank.influence.baselines import exhaustive_minimum
+
+    if max_size < 1:
+        raise InputError(f"--certify needs a size ≥ 1, got {max_size}")
+    greedy = result.budget if (result.broken and result.verified) else None
+    size = max_size if greedy is None else min(max_size, greedy - 1)
+    if size < 1:  # one action broke it: nothing smaller exists
+        return {"max_size": max_size, "minimum": greedy, "lower_bound": greedy, "n_sets": 0}
+    e = exhaustive_minimum(state, objective, result.action, size)
+    if e["budget"] is not None:
+        return {"max_size": max_size, "minimum": e["budget"], "lower_bound": e["budget"], "n_sets": e["n_sets"]}
+    minimum = greedy if greedy is not None and greedy == size + 1 else None
+    return {"max_size": max_size, "minimum": minimum, "lower_bound": size + 1, "n_sets": e["n_sets"],
+            "n_no_finite_mle": e["n_no_finite_mle"]}
+
+
 def summary_frame(report: dict) -> pd.DataFrame:
     rows = []
     for action, d in report["audits"].items():
@@ -131,7 +160,9 @@ def summary_frame(report: dict) -> pd.DataFrame:
         rows.append({"action": action, "space": d.get("candidate_space") or "", "broken": d["broken"],
                      "verified": d["verified"], "budget": d["budget"] if d["budget"] is not None else np.nan,
                      "fraction": d["fraction"] if d["fraction"] is not None else np.nan,
-                     "steps": len(d["actions"]), "seconds": d["seconds"], "result": d["reason"]})
+                     "steps": len(d["actions"]), "seconds": d["seconds"], "result": d["reason"],
+                     **({"certified_min": d["certified"]["minimum"], "lower_bound": d["certified"]["lower_bound"]}
+                        if "certified" in d else {})})
     return pd.DataFrame(rows)
 
 
@@ -168,7 +199,7 @@ def run(args) -> int:
 
         report = run_audit(counts, args.objective, actions, args.ci_aware, args.target, args.goal, args.budget,
                            args.ties, args.ridge, args.ci_mode, args.ci_ratio, args.tau_threshold, args.robustness,
-                           progress)
+                           progress, args.certify)
     out.print(f"{report['n_players']} players, {report['n_comparisons']:.0f} comparisons; leader "
               f"{report['leader']!r}, runner-up {report['runner_up']!r}; objective {args.objective}"
               + (" (CI-aware)" if args.ci_aware else ""))

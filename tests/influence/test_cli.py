@@ -31,3 +31,30 @@ def test_cli_audit_json(nba, tmp_path):
     assert d["robustness"]["R_top1"]["flip"] == flip["fraction"]
     assert d["audits"]["remove-player"]["largest_displacement"]["displaced"] >= 1
     assert len(list((tmp_path / "plots").glob("*.png"))) >= 3
+
+
+def test_cli_certify_small_leaderboard(tmp_path):
+    """--certify: exhaustive refits below the greedy budget give a certified minimum (5 players)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    theta = np.array([0.6, 0.4, 0.0, -0.3, -0.7])
+    rows = []
+    for a in range(5):
+        for b in range(a + 1, 5):
+            for _ in range(3):
+                win = rng.random() < 1 / (1 + np.exp(-(theta[a] - theta[b])))
+                rows.append({"model_a": f"p{a}", "model_b": f"p{b}", "outcome": "a" if win else "b"})
+    csv = tmp_path / "small.csv"
+    pd.DataFrame(rows).to_csv(csv, index=False)
+    out = tmp_path / "audit.json"
+    assert main(["audit", str(csv), "--actions", "drop,flip", "--certify", "3", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    for action in ("drop", "flip"):
+        a, cert = d["audits"][action], d["audits"][action]["certified"]
+        assert cert["max_size"] == 3
+        if a["broken"] and a["budget"] <= 4:  # everything below the greedy budget was searched
+            assert cert["minimum"] is not None and cert["minimum"] <= a["budget"]
+        assert cert["lower_bound"] <= (a["budget"] or np.inf)
+    # on a larger dataset the search is refused with a clear message
+    assert main(["audit", "sports/nba_games_2023_24_tidy.csv", "--actions", "drop", "--certify", "4"]) == 2
