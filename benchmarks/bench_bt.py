@@ -20,7 +20,10 @@ log-density + gradient evaluation on all 1.67M rows is measured, and a short NUT
 unaggregated rows is timed; the full 4-chain time is projected from the measured gradient cost
 and the number of leapfrog steps the aggregated run actually took (same posterior, same steps).
 
-Run: ``python benchmarks/bench_bt.py [--skip-nuts] [--json out/bench_bt.json]``. All BLAS
+``--rows-full TUNE DRAWS`` measures instead of projecting: the same NUTS settings (4 chains, 2 cores)
+on the aggregated counts and on all 1,670,250 rows, both timed (≈ 1 h for 250 + 250).
+
+Run: ``python benchmarks/bench_bt.py [--skip-nuts] [--rows-full TUNE DRAWS] [--json out/bench_bt.json]``. All BLAS
 libraries are limited to one thread (multi-threaded OpenBLAS is much slower on a busy machine).
 """
 
@@ -254,12 +257,55 @@ def nuts_benchmark(chains: int = 4, draws: int = 1000, tune: int = 1000, sub_row
     return out
 
 
+def nuts_rows_full(chains: int = 4, tune: int = 250, draws: int = 250) -> dict:
+    """Measured, not projected: the same NUTS settings on the aggregated counts and on all
+    1,670,250 unaggregated rows (both PyMC NUTS, ``chains`` chains on 2 cores, same seed)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayesrank.bt import BradleyTerry
+    from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
+    from bayesrank.data import read_comparisons
+    from bayesrank.datasets import path
+
+    comps = read_comparisons(path("arena/chatbotarena_20240814.json"))
+    counts = comps.aggregate()
+    out = {"chains": chains, "tune": tune, "draws": draws, "load_average_start": os.getloadavg()[0]}
+    t = time.perf_counter()
+    fit = BradleyTerry(comps).fit("nuts", chains=chains, draws=draws, tune=tune, seed=3, ppc=False, loo=False)
+    out["aggregated_nuts_s"] = time.perf_counter() - t
+    out["aggregated_leapfrog_steps_draws"] = int(np.asarray(fit.idata.sample_stats["n_steps"]).sum())
+    rows = arena_frame()
+    names = pd.Index(counts.players)
+    ia, ib = names.get_indexer(rows["model_a"]), names.get_indexer(rows["model_b"])
+    yv = rows["winner"].map({"model_a": 1.0, "model_b": 0.0, "tie": 0.5}).to_numpy()
+    with pm.Model(coords={"player": [str(p) for p in counts.players]}) as full:
+        theta = pm.ZeroSumNormal("theta", sigma=DEFAULT_PRIOR_SIGMA, dims="player")
+        d = theta[ia] - theta[ib]
+        pm.Potential("rows", -(yv * pt.softplus(-d) + (1 - yv) * pt.softplus(d)).sum())
+    t = time.perf_counter()
+    with full:
+        dt = pm.sample(draws=draws, tune=tune, chains=chains, cores=2, random_seed=3, progressbar=True,
+                       compute_convergence_checks=False, nuts_sampler="pymc")
+    out["rows_nuts_s"] = time.perf_counter() - t
+    out["rows_leapfrog_steps_draws"] = int(np.asarray(dt.sample_stats["n_steps"]).sum())
+    rows_mean = np.asarray(dt.posterior["theta"]).reshape(-1, counts.n_players).mean(axis=0)
+    out["speedup"] = out["rows_nuts_s"] / out["aggregated_nuts_s"]
+    out["rows_diagnostics"] = {"divergences": int(np.asarray(dt.sample_stats["diverging"]).sum())}
+    agg_mean = fit.table().set_index("player").loc[list(counts.players), "score"].to_numpy()
+    out["max_abs_diff_posterior_mean"] = float(np.abs(rows_mean - agg_mean).max())
+    out["load_average_end"] = os.getloadavg()[0]
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--worker", nargs=2, metavar=("WORKLOAD", "TOOL"), help=argparse.SUPPRESS)
     ap.add_argument("--skip-nuts", action="store_true")
     ap.add_argument("--only-nuts", action="store_true")
+    ap.add_argument("--rows-full", nargs=2, type=int, metavar=("TUNE", "DRAWS"),
+                    help="only: NUTS on all unaggregated rows vs aggregated, same settings, both timed")
     ap.add_argument("--workloads", nargs="*", default=list(WORKLOADS))
     ap.add_argument("--json", default="out/bench_bt.json")
     args = ap.parse_args(argv)
@@ -270,6 +316,14 @@ def main(argv=None) -> int:
     from bayesrank.report import rich_table
 
     report = {}
+    if args.rows_full:
+        nr = nuts_rows_full(tune=args.rows_full[0], draws=args.rows_full[1])
+        for k, v in nr.items():
+            print(f"  {k}: {v}")
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"nuts_rows_full": nr}, indent=2, default=float))
+        print(f"wrote {args.json}")
+        return 0
     if not args.only_nuts:
         results = []
         for wl in args.workloads:
