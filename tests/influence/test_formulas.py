@@ -84,3 +84,25 @@ def test_ties_drop_first_order_and_one_step(llmfao):
     np.testing.assert_allclose(obj.delta(st, cand, 1e-6, "first") / 1e-6, fd, rtol=2e-4, atol=1e-8)
     exact = exact_deltas(st, obj, cand)
     assert np.max(np.abs(obj.delta(st, cand, 1.0, "1sN") - exact)) < 0.05 * np.max(np.abs(exact))
+
+
+@pytest.mark.parametrize("ridge", [0.0, 0.3])
+def test_newton_point_covariance_converges_to_exact_refit(nba, ridge):
+    """With enough chord sweeps the Newton point is the exact refit, so the rebuilt covariance must
+    equal ``constrained_covariance`` of an independent ``fit_newton`` (ridge: the 1/(1+ridge) shift)."""
+    from bayesrank.influence.objectives import newton_point_covariance
+    from bayesrank.influence.state import BTState
+
+    st = nba if ridge == 0 else BTState.fit(nba.counts, ridge=ridge)
+    for kind in ("drop", "flip"):
+        cand = candidates(st, kind)
+        idx = int(np.argmax(cand.available))
+        m = 2.0
+        table = st.counts.counts.copy()
+        table[cand.r[idx]] += m * cand.delta[idx]
+        theta, hess, _, _ = fit_newton(st.counts.with_counts(table), ridge=ridge)
+        ref = constrained_covariance(hess, st.n_players)
+        got = newton_point_covariance(st, cand, idx, m, chord_steps=60)
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+        plain = newton_point_covariance(st, cand, idx, m, chord_steps=0)
+        assert np.abs(plain - ref).max() > np.abs(got - ref).max()  # the sweeps do something
