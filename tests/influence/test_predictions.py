@@ -34,6 +34,8 @@ def test_llmfao_single_actions_top1_gap_and_tau(llmfao, kind, sample):
     _check(llmfao, top1_gap(llmfao), cand, one_step_better=(kind == "drop"))
     # τ surrogate: 1sN evaluates tanh exactly at the Newton point, first order linearises it
     _check(llmfao, SmoothTau(llmfao), cand, one_step_better=True)
+    # CI objectives: 1sN evaluates H⁻¹ at the (refined) Newton point — strictly better for flips too
+    _check(llmfao, CIObjective(llmfao, None), cand, one_step_better=True)
 
 
 def test_llmfao_add_and_ci_objectives(llmfao, sample):
@@ -61,7 +63,7 @@ def test_atp_single_actions_top1_gap_and_tau(atp, kind, sample):
 
 @pytest.mark.slow
 def test_atp_ci_objectives_drops_and_adds(atp, sample):
-    """Sparse ATP graph (220 players, 2,755 matches): CI objectives under drops and adds. The 1sN
+    """Sparse ATP graph (220 players, 2,755 matches): CI objectives under drops, flips and adds. The 1sN
     rebuilds H at the Newton point; the linear 1sN (θ-shift term first order) falls short here."""
     from bayesrank.influence.audit import _state_for
 
@@ -74,6 +76,9 @@ def test_atp_ci_objectives_drops_and_adds(atp, sample):
     assert spearmanr(lin[ok], ex[ok]).statistic < 0.99  # why the full 1sN is needed (0.985)
     leader = str(atp.players[atp.ranking()[0]])
     _check(atp, CIObjective(atp, leader), cand)
+    flips = sample(candidates(atp, "flip"), 1000, seed=6)
+    _check(atp, trace, flips)  # first order: Spearman 0.93 here
+    _check(atp, CIObjective(atp, leader), flips)
     st = _state_for(atp, "add")
     adds = sample(candidates(st, "add"), 1000, seed=5)
     _check(st, CIObjective(st, None, "reduce", 0.5), adds)
