@@ -179,14 +179,32 @@ def compare_fits(results: list[dict]) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- NUTS
+def row_model(players, n_rows=None):
+    """The aggregated PyMC BT model written on unaggregated battle rows (first ``n_rows`` of
+    :func:`arena_frame`): ZeroSumNormal prior, y ∈ {1, 0, ½} (half ties), one Bernoulli-kernel
+    term per battle in a ``Potential``."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
+
+    rows = arena_frame().iloc[:n_rows]
+    names = pd.Index(players)
+    ia, ib = names.get_indexer(rows["model_a"]), names.get_indexer(rows["model_b"])
+    yv = rows["winner"].map({"model_a": 1.0, "model_b": 0.0, "tie": 0.5}).to_numpy()
+    with pm.Model(coords={"player": [str(p) for p in players]}) as m:
+        theta = pm.ZeroSumNormal("theta", sigma=DEFAULT_PRIOR_SIGMA, dims="player")
+        d = theta[ia] - theta[ib]
+        pm.Potential("rows", -(yv * pt.softplus(-d) + (1 - yv) * pt.softplus(d)).sum())
+    return m
+
+
 def nuts_benchmark(chains: int = 4, draws: int = 1000, tune: int = 1000, sub_rows: int = 100_000) -> dict:
     """NUTS on aggregated counts (timed in full) vs the same model on unaggregated rows."""
     import pymc as pm
     import pytensor
-    import pytensor.tensor as pt
 
     from bayesrank.bt import BradleyTerry
-    from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
     from bayesrank.data import read_comparisons
     from bayesrank.datasets import path
 
@@ -203,20 +221,6 @@ def nuts_benchmark(chains: int = 4, draws: int = 1000, tune: int = 1000, sub_row
     out["aggregated_leapfrog_steps_draws"] = steps
     out["diagnostics"] = {k: fit.diagnostics[k] for k in ("rhat_max", "ess_bulk_min", "divergences")}
 
-    # same PyMC model on rows: y ∈ {1, 0, ½} (half ties), one Binomial(1)-kernel term per battle
-    rows = arena_frame()
-    names = pd.Index(counts.players)
-    ia = names.get_indexer(rows["model_a"])
-    ib = names.get_indexer(rows["model_b"])
-    yv = rows["winner"].map({"model_a": 1.0, "model_b": 0.0, "tie": 0.5}).to_numpy()
-
-    def row_model(n):
-        with pm.Model(coords={"player": [str(p) for p in counts.players]}) as m:
-            theta = pm.ZeroSumNormal("theta", sigma=DEFAULT_PRIOR_SIGMA, dims="player")
-            d = theta[ia[:n]] - theta[ib[:n]]
-            pm.Potential("rows", -(yv[:n] * pt.softplus(-d) + (1 - yv[:n]) * pt.softplus(d)).sum())
-        return m
-
     def grad_cost(m, reps=20):
         """Seconds per (log p, ∇ log p) evaluation of a compiled PyTensor function at the initial point."""
         logp = m.logp()
@@ -231,14 +235,14 @@ def nuts_benchmark(chains: int = 4, draws: int = 1000, tune: int = 1000, sub_row
         return (time.perf_counter() - t) / reps
 
     agg_cost = grad_cost(bt.model, reps=200)
-    full = row_model(len(yv))
+    full = row_model(counts.players)
     row_cost = grad_cost(full, reps=5)
     out["grad_eval_aggregated_ms"] = agg_cost * 1e3
     out["grad_eval_rows_ms"] = row_cost * 1e3
     out["grad_cost_ratio"] = row_cost / agg_cost
 
     # short real NUTS on unaggregated rows (a subsample keeps it feasible; per-step cost scales with rows)
-    sub = row_model(sub_rows)
+    sub = row_model(counts.players, sub_rows)
     with sub:
         t = time.perf_counter()
         dt = pm.sample(draws=200, tune=200, chains=1, cores=1, random_seed=2, progressbar=False,
@@ -261,10 +265,8 @@ def nuts_rows_full(chains: int = 4, tune: int = 250, draws: int = 250) -> dict:
     """Measured, not projected: the same NUTS settings on the aggregated counts and on all
     1,670,250 unaggregated rows (both PyMC NUTS, ``chains`` chains on 2 cores, same seed)."""
     import pymc as pm
-    import pytensor.tensor as pt
 
     from bayesrank.bt import BradleyTerry
-    from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
     from bayesrank.data import read_comparisons
     from bayesrank.datasets import path
 
@@ -275,14 +277,7 @@ def nuts_rows_full(chains: int = 4, tune: int = 250, draws: int = 250) -> dict:
     fit = BradleyTerry(comps).fit("nuts", chains=chains, draws=draws, tune=tune, seed=3, ppc=False, loo=False)
     out["aggregated_nuts_s"] = time.perf_counter() - t
     out["aggregated_leapfrog_steps_draws"] = int(np.asarray(fit.idata.sample_stats["n_steps"]).sum())
-    rows = arena_frame()
-    names = pd.Index(counts.players)
-    ia, ib = names.get_indexer(rows["model_a"]), names.get_indexer(rows["model_b"])
-    yv = rows["winner"].map({"model_a": 1.0, "model_b": 0.0, "tie": 0.5}).to_numpy()
-    with pm.Model(coords={"player": [str(p) for p in counts.players]}) as full:
-        theta = pm.ZeroSumNormal("theta", sigma=DEFAULT_PRIOR_SIGMA, dims="player")
-        d = theta[ia] - theta[ib]
-        pm.Potential("rows", -(yv * pt.softplus(-d) + (1 - yv) * pt.softplus(d)).sum())
+    full = row_model(counts.players)
     t = time.perf_counter()
     with full:
         dt = pm.sample(draws=draws, tune=tune, chains=chains, cores=2, random_seed=3, progressbar=True,

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesrank.data.comparisons import OUTCOMES
+from bayesrank.data.comparisons import OUTCOMES, column_codes
 from bayesrank.errors import InputError
 
 
@@ -75,14 +75,6 @@ class PairCounts:
         return int(hit[0])
 
 
-def _codes(col: pd.Series):
-    """(integer codes, distinct values) of a column: the categorical codes when it is one."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return np.asarray(col.cat.codes), np.asarray(col.cat.categories, dtype=object)
-    codes, uniques = pd.factorize(col)
-    return codes, np.asarray(uniques, dtype=object)
-
-
 def _outcome_codes(col: pd.Series) -> np.ndarray:
     if isinstance(col.dtype, pd.CategoricalDtype) and list(col.cat.categories) == list(OUTCOMES):
         return np.asarray(col.cat.codes)
@@ -97,12 +89,8 @@ def aggregate(comparisons, players=None) -> PairCounts:
     T[j,i,a]``, ``ties = T[i,j,tie] + T[j,i,tie]``.
     """
     f = comparisons.frame
-    (ca, ua), (cb, ub) = _codes(f["model_a"]), _codes(f["model_b"])
-    if players is None:  # the players that occur, sorted (= comparisons.players)
-        used = set(ua[np.bincount(ca, minlength=len(ua)) > 0]) | set(ub[np.bincount(cb, minlength=len(ub)) > 0])
-        names = np.array(sorted(used), dtype=object)
-    else:
-        names = np.asarray(players, dtype=object)
+    (ca, ua), (cb, ub) = column_codes(f["model_a"]), column_codes(f["model_b"])
+    names = np.asarray(players, dtype=object) if players is not None else comparisons.players
     k = len(names)
     lookup = pd.Index(names)
     ia, ib = lookup.get_indexer(ua)[ca], lookup.get_indexer(ub)[cb]

@@ -22,6 +22,14 @@ _CANONICAL_OUTCOMES = {
 }
 
 
+def column_codes(col: pd.Series):
+    """(integer codes, distinct values) of a column: its categorical codes when it is one."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return np.asarray(col.cat.codes), np.asarray(col.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(col)
+    return codes, np.asarray(uniques, dtype=object)
+
+
 def _rows_where(mask: np.ndarray, index: pd.Index, limit: int = 5) -> list:
     return list(index[np.flatnonzero(mask)[:limit]])
 
@@ -54,11 +62,6 @@ def outcome_codes(values: pd.Series, mapping: dict | None = None, column: str = 
             f"(also accepted: model_a/model_b/tie/tie (bothbad), left/right, 1/0/0.5) or pass outcome_map="
         )
     return mapped
-
-
-def normalise_outcomes(values: pd.Series, mapping: dict | None = None, column: str = "outcome") -> np.ndarray:
-    """Map raw outcome labels to the strings ``a``/``b``/``tie`` (see :func:`outcome_codes`)."""
-    return np.asarray(OUTCOMES, dtype=object)[outcome_codes(values, mapping, column)]
 
 
 @dataclass
@@ -122,8 +125,7 @@ class Comparisons:
         player_codes = {}
         for col, (codes, clean) in factorized.items():
             player_codes[col] = categories.get_indexer(clean)[codes]  # "" -> -1 (missing)
-        same = player_codes[model_a] == player_codes[model_b]
-        same &= keep
+        same = (player_codes[model_a] == player_codes[model_b]) & keep
         if same.any():
             if on_invalid == "raise":
                 raise InputError(
@@ -174,9 +176,12 @@ class Comparisons:
 
     @property
     def players(self) -> np.ndarray:
-        """Sorted player names."""
-        used = [np.asarray(self.frame[c].unique(), dtype=object) for c in ("model_a", "model_b")]
-        return np.array(sorted(pd.unique(np.concatenate(used))), dtype=object)
+        """Sorted names of the players that occur (on integer codes, not on every row's string)."""
+        used = set()
+        for col in ("model_a", "model_b"):
+            codes, values = column_codes(self.frame[col])
+            used |= set(values[np.bincount(codes, minlength=len(values)) > 0])
+        return np.array(sorted(used), dtype=object)
 
     @property
     def judges(self) -> np.ndarray:

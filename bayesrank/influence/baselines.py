@@ -130,7 +130,8 @@ def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size
         sets = np.array(list(combinations_with_replacement(range(n), size)), dtype=np.int64).reshape(-1, size)
         mult = np.zeros((len(sets), n))
         np.add.at(mult, (np.repeat(np.arange(len(sets)), size), sets.ravel()), 1.0)
-        sets, mult = sets[(mult <= avail).all(axis=1)], mult[(mult <= avail).all(axis=1)]
+        feasible = (mult <= avail).all(axis=1)  # no cell used more often than it has matches
+        sets, mult = sets[feasible], mult[feasible]
         for lo in range(0, len(sets), chunk):
             mm = mult[lo : lo + chunk]
             tables = np.repeat(base[None], len(mm), axis=0)

@@ -76,46 +76,37 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
     eigenvector of ``H`` (eigenvalue ``ridge``), so ``C = M⁻¹ − 11ᵀ/(K(1 + ridge))`` is the
     covariance on the sum-to-zero space (= ``bt.mle.constrained_covariance(H)``).
     """
-    from scipy.sparse import coo_matrix
+    from bayesrank.bt.mle import _assemble, _gradient  # the MLE's own per-pair → K assembly
 
     m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
     c = state.counts
-    k, n_pairs = state.n_players, c.n_pairs
+    k = state.n_players
     table = c.counts
     g, cc = cand.gc(state)
     a = state.leverage_base(cand.i, cand.j)
     scale = -m * g / (1 + m * cc * a)
     coef = m * cc / (1 + m * cc * a)
-    rows = np.concatenate([c.i, c.j])
-    cols_r = np.tile(np.arange(n_pairs), 2)
-    incidence = coo_matrix((np.ones(2 * n_pairs), (rows, cols_r)), shape=(k, n_pairs)).tocsr()
-    signed = coo_matrix((np.r_[np.ones(n_pairs), -np.ones(n_pairs)], (rows, cols_r)), shape=(k, n_pairs)).tocsr()
-    off_ij, off_ji = c.i * k + c.j, c.j * k + c.i
-    diag = np.arange(k) * (k + 1)
+    diag = np.arange(k)
 
     def per_pair(th, which, sl, cols):
-        """Σ_o w'_ro ∂ℓ_o(d_r) (score: which=0, curvature: which=1) for every pair, (R, nb)."""
+        """Σ_o w'_ro ∂ℓ_o(d_r) (score: which=0, curvature: which=1) for every pair, (nb, R)."""
         out = state.match_derivatives(th[c.i] - th[c.j])[which]  # (R, nb, 3)
         tot = np.einsum("ro,rno->rn", table, out)
         r = cand.r[sl]
         tot[r, cols] += m[sl] * (cand.delta[sl] * out[r, cols, :]).sum(axis=1)  # the candidate's own cell
-        return tot
+        return tot.T
 
     for sl in _chunks(len(cand), chunk):
-        nb = sl.stop - sl.start
-        cols = np.arange(nb)
+        cols = np.arange(sl.stop - sl.start)
         hx = state.hx(cand.i[sl], cand.j[sl])  # (K, nb)
         th = state.theta[:, None] + scale[sl] * hx
         for _ in range(chord_steps):
-            grad = signed @ per_pair(th, 0, sl, cols) + state.ridge * th
+            grad = _gradient(c.i, c.j, k, 0, per_pair(th, 0, sl, cols)[..., None]).T + state.ridge * th
             grad -= grad.mean(axis=0)
             th = th - (state.hinv @ grad - coef[sl] * (grad * hx).sum(axis=0) * hx)
-        cw = per_pair(th, 1, sl, cols)
-        big = np.full((nb, k * k), 1.0 / k)
-        big[:, off_ij] -= cw.T
-        big[:, off_ji] -= cw.T
-        big[:, diag] += (incidence @ cw).T + state.ridge
-        yield sl, big.reshape(nb, k, k)
+        big = _assemble(c.i, c.j, k, 0, per_pair(th, 1, sl, cols)[..., None, None]) + 1.0 / k
+        big[:, diag, diag] += state.ridge
+        yield sl, big
 
 
 def newton_point_covariance(state: BTState, cand: Candidates, idx: int, m: float, chord_steps: int = 2) -> np.ndarray:
