@@ -31,13 +31,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from bayesrank.errors import EXIT_INPUT, EXIT_NUMERICAL, InputError, NumericalError
+
     try:
         return int(args.func(args) or 0)
-    except (ValueError, KeyError, FileNotFoundError) as err:  # input errors: one clear line, no traceback
-        from rich.console import Console
+    except (InputError, FileNotFoundError) as err:  # bad input: one clear line, no traceback
+        _error_line(f"error: {err}")
+        return EXIT_INPUT
+    except NumericalError as err:  # valid input, estimate not computable: the message says what to try
+        _error_line(f"numerical failure: {err}")
+        return EXIT_NUMERICAL
 
-        Console(stderr=True).print(f"[bold red]error:[/] {err}")
-        return 2
+
+def _error_line(text: str) -> None:
+    sys.stderr.write(text.rstrip() + "\n")
 
 
 if __name__ == "__main__":

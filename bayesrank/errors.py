@@ -1,4 +1,18 @@
-"""Error and exclusion-reporting types shared by every area."""
+"""Error and exclusion-reporting types shared by every area, and the command line's exit codes.
+
+=====  ========================================================================================
+code   meaning
+=====  ========================================================================================
+0      success
+1      a ``--fail-on`` condition was met (e.g. ``bayesrank review --fail-on fragile``)
+2      bad input (:class:`InputError`, a missing file): one line naming the row/column and what
+       was expected, no traceback
+3      numerical failure (:class:`NumericalError`): the input is valid but the estimate cannot be
+       computed (no finite MLE, an optimizer that does not converge); the message says what to try
+=====  ========================================================================================
+
+Anything else is a programming error and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +20,21 @@ import warnings
 from dataclasses import dataclass, field
 
 
+EXIT_OK = 0
+EXIT_FAIL_ON = 1
+EXIT_INPUT = 2
+EXIT_NUMERICAL = 3
+
+
 class InputError(ValueError):
-    """Bad input: the message names the row/column and what was expected."""
+    """Bad input: the message names the row/column and what was expected (exit code 2)."""
 
 
-class NoFiniteEstimateError(ValueError):
+class NumericalError(RuntimeError):
+    """Valid input whose estimate cannot be computed; the message says what to try (exit code 3)."""
+
+
+class NoFiniteEstimateError(NumericalError):
     """The data admit no finite maximum-likelihood estimate (and the message says what to do)."""
 
 
