@@ -1,5 +1,10 @@
 """The ``bayesrank`` command. Each subcommand lives beside its method: ``bayesrank/<area>/cli.py``
-exposes ``register(subparsers)``, which adds a parser whose ``func`` runs the command."""
+exposes ``register(subparsers)``, which adds a parser whose ``func`` runs the command.
+
+Start-up: only the chosen subcommand's module is imported (``bayesrank fit`` never loads the HJA or
+calibration code); ``bayesrank --help`` lists the commands from the static table below without
+importing any of them. ``tests/test_cli_startup.py`` checks the table against the modules.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,45 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMAND_MODULES = (
-    "bayesrank.demo",
-    "bayesrank.bt.cli",
-    "bayesrank.influence.cli",
-    "bayesrank.hja.cli",
-    "bayesrank.calibration.cli",
-    "bayesrank.configflip.cli",
-)
+# command -> (module whose register() adds it, one-line help shown by ``bayesrank --help``)
+COMMANDS = {
+    "demo": ("bayesrank.demo", "leaderboard with CIs from every fit method on bundled data, and their agreement"),
+    "fit": ("bayesrank.bt.cli", "fit a Bradley-Terry leaderboard with CIs"),
+    "audit": ("bayesrank.influence.cli", "leaderboard perturbation audit (influence, verified greedy breaks, R scores)"),
+    "hja": ("bayesrank.hja.cli", "heterogeneous judge-aware ranking (consensus, judge sensitivity, residual heterogeneity)"),
+    "calibration": ("bayesrank.calibration.cli", "verbal vs token calibration gap with CIs, posterior and protocol card (spec 01)"),
+    "configflip": ("bayesrank.configflip.cli", "configuration-conditional rank instability (rho_flip, tau_R, orderings, ANOVA)"),
+    "card": ("bayesrank.configflip.cli", "build a GRID disclosure card (JSON/YAML + Markdown) from harness outputs"),
+}
+SUBCOMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first positional argument), if it is a known one."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``command``'s module registered; every other command is a help-only stub.
+    ``command=None`` registers no module (``bayesrank --help``, typos); ``"all"`` registers all."""
     parser = argparse.ArgumentParser(
         prog="bayesrank",
         description="Audit LLM leaderboards and benchmark comparisons (Bradley-Terry, HJA, calibration, config flips).",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in SUBCOMMAND_MODULES:
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    modules = SUBCOMMAND_MODULES if command == "all" else (COMMANDS[command][0],) if command else ()
+    for name in modules:
         importlib.import_module(name).register(sub)
+    for name, (_, help_line) in COMMANDS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen_command(argv))
     args = parser.parse_args(argv)
     from bayesrank.errors import EXIT_INPUT, EXIT_NUMERICAL, InputError, NumericalError
 

@@ -1,13 +1,14 @@
-"""Bradley-Terry leaderboards: Newton MLE on pair counts, the PyMC twin (MAP, Laplace, NUTS), bootstrap."""
+"""Bradley-Terry leaderboards: Newton MLE on pair counts, the PyMC twin (MAP, Laplace, NUTS), bootstrap.
 
-from bayesrank.bt.api import METHODS, BradleyTerry
-from bayesrank.bt.likelihood import TIE_MODELS, tie_model
-from bayesrank.bt.mle import constrained_covariance, fit_newton, newton, sandwich_covariance
-from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA, build_bt_model, map_laplace
-from bayesrank.bt.result import LeaderboardFit, ci_aware_rank, compare, to_elo
+Names are imported lazily (PEP 562): ``from bayesrank.bt import BradleyTerry`` loads the MLE code
+only; PyMC is loaded when a PyMC fit runs or ``build_bt_model`` / ``map_laplace`` is used."""
 
-__all__ = [
-    "BradleyTerry", "METHODS", "TIE_MODELS", "LeaderboardFit", "compare", "ci_aware_rank", "to_elo",
-    "tie_model", "fit_newton", "newton", "constrained_covariance", "sandwich_covariance",
-    "build_bt_model", "map_laplace", "DEFAULT_PRIOR_SIGMA",
-]
+from bayesrank._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "BradleyTerry": "api", "METHODS": "api",
+    "TIE_MODELS": "likelihood", "tie_model": "likelihood",
+    "LeaderboardFit": "result", "compare": "result", "ci_aware_rank": "result", "to_elo": "result",
+    "fit_newton": "mle", "newton": "mle", "constrained_covariance": "mle", "sandwich_covariance": "mle",
+    "build_bt_model": "pymc_model", "map_laplace": "pymc_model", "DEFAULT_PRIOR_SIGMA": "pymc_model",
+})

@@ -2,17 +2,16 @@
 
 Grids (``EvalGrid``), readers for harness outputs, ranges, rho_flip / Property 1 / tau_R / reachable
 orderings, Type-II ANOVA attribution, GRID cards, and posterior flip probabilities
-(``bayesrank.configflip.posterior.FlipPosterior``, imported lazily because it loads PyMC).
+(``bayesrank.configflip.posterior.FlipPosterior``, which loads PyMC). Names load lazily (PEP 562).
 """
 
-from .analysis import analyze
-from .anova import anova_type2, attribution_summary
-from .card import build_card, render_markdown, validate_card, write_card
-from .grid import EvalGrid
-from .metrics import (cross_harness_differences, pairwise_flips, reachable_orderings, scoring_path_sensitivity,
-                      tau_r)
-from .ranges import apply_range, parse_range
+from bayesrank._lazy import lazy_exports
 
-__all__ = ["EvalGrid", "analyze", "anova_type2", "attribution_summary", "build_card", "render_markdown",
-           "validate_card", "write_card", "pairwise_flips", "reachable_orderings", "tau_r",
-           "scoring_path_sensitivity", "cross_harness_differences", "apply_range", "parse_range"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "EvalGrid": "grid", "analyze": "analysis",
+    "anova_type2": "anova", "attribution_summary": "anova",
+    "build_card": "card", "render_markdown": "card", "validate_card": "card", "write_card": "card",
+    "pairwise_flips": "metrics", "reachable_orderings": "metrics", "tau_r": "metrics",
+    "scoring_path_sensitivity": "metrics", "cross_harness_differences": "metrics",
+    "apply_range": "ranges", "parse_range": "ranges",
+})

@@ -1,17 +1,14 @@
-"""Validated pairwise comparisons, readers for real formats, and sufficient statistics."""
+"""Validated pairwise comparisons, readers for real formats, and sufficient statistics.
 
-from bayesrank.data.aggregate import (
-    GraphReport,
-    PairCounts,
-    aggregate,
-    comparison_graph,
-    finite_core,
-    split_components,
-)
-from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.data.readers import FORMATS, detect_format, read_comparisons
+Names are imported lazily (PEP 562); ``bayesrank.data.streaming`` aggregates files larger than
+memory to the same pair counts."""
 
-__all__ = [
-    "OUTCOMES", "Comparisons", "PairCounts", "GraphReport", "aggregate", "comparison_graph",
-    "split_components", "finite_core", "read_comparisons", "detect_format", "FORMATS",
-]
+from bayesrank._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "OUTCOMES": "comparisons", "Comparisons": "comparisons",
+    "PairCounts": "aggregate", "GraphReport": "aggregate", "aggregate": "aggregate",
+    "comparison_graph": "aggregate", "split_components": "aggregate", "finite_core": "aggregate",
+    "read_comparisons": "readers", "detect_format": "readers", "FORMATS": "readers",
+    "aggregate_files": "streaming",
+})
