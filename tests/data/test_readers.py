@@ -194,9 +194,9 @@ def test_alpaca_eval_bundled():
     """Bundled AlpacaEval annotations: soft preference p -> weight 2-p on a-win, p-1 on b-win."""
     from importlib import resources
 
-    folder = resources.files("bayesrank.datasets") / "alpaca_eval"
+    folder = resources.files("tests.datasets") / "alpaca_eval"
     files = sorted(f for f in folder.iterdir() if f.name.endswith(".csv"))
-    assert files, "bayesrank/datasets/alpaca_eval/ must hold the bundled annotations"
+    assert files, "tests/datasets/alpaca_eval/ must hold the bundled annotations"
     raw = pd.read_csv(files[0])
     assert detect_format(raw) == "alpaca_eval"
     c = read_comparisons(raw)
