@@ -1,0 +1,670 @@
+"""Rank distributions, rank confidence sets with a coverage guarantee, and pairwise probabilities.
+
+Three kinds of rank uncertainty for a leaderboard with scores θ (sum-to-zero logit scale):
+
+**Distributions from draws** (posterior NUTS/Laplace draws, or bootstrap replicates). In draw s the
+rank of a is ``1 + #{b : θ_b^s > θ_a^s}`` (1 = best, ties share the smaller rank). Counting gives
+P(rank = r), P(rank ≤ k), P(a is #1), equal-tailed quantile ranges of the rank and the probability
+of each top-k *set*. These describe the spread of the draws; they carry no frequentist coverage
+guarantee (bootstrap rank intervals are inconsistent near ties, Hall & Miller 2009).
+
+**Confidence sets** (Mogstad, Romano, Shaikh & Wilhelm 2024, the ``csranks`` method). With
+``sd_ab = sd(θ̂_a − θ̂_b)`` (from the covariance Σ of θ̂, correlation included) and the
+``level``-quantile ``c`` of ``max_{(a,b) ∈ I} ((Z_a − Z_b) / sd_ab)`` over the ordered pairs I,
+where Z is a draw of the estimation error θ̂ − θ (``N(0, Σ)`` by Monte Carlo — the parametric
+bootstrap — or centred bootstrap replicates θ* − θ̂ — the nonparametric bootstrap)::
+
+    rank_lower(a) = 1 + #{b : θ̂_b − θ̂_a > c·sd_ab}       (players significantly ahead)
+    rank_upper(a) = K − #{b : θ̂_a − θ̂_b > c·sd_ab}       (players significantly behind)
+
+*Simultaneous*: I = all K(K−1) ordered pairs, so ``P(|θ̂_a − θ̂_b − (θ_a − θ_b)| ≤ c·sd_ab for all
+pairs) → level``; on that event no pair is ordered wrongly with significance, hence
+``P(every true rank lies in its set) ≥ level`` (asymptotically). *Marginal* (one player a):
+I = the 2(K−1) ordered pairs containing a, and ``P(rank(a) ∈ set(a)) ≥ level``. With ``stepdown``
+(the default, as csranks) rejected pairs are removed from I and c is recomputed until nothing more
+is rejected (Romano–Wolf); the sets only shrink and the guarantee is kept.
+
+**Pairwise** probabilities: ``P(a beats b) = expit(θ_a − θ_b)`` with the interval
+``expit(θ̂_a − θ̂_b ± z·sd_ab)`` (Wald on the logit scale, mapped), ``P(θ_a > θ_b)`` from draws, and
+two-sided contrast p-values ``2 Φ(−|θ̂_a − θ̂_b| / sd_ab)`` adjusted over all pairs with Holm (family-
+wise error) and Benjamini–Hochberg (false discovery rate); *tiers* group players whose difference
+from the tier's leader is not significant after adjustment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import InputError
+from bayesrank.protocol import Diagnostics, Result
+
+DEFAULT_TOP_K = (3, 10)
+ADJUSTMENTS = ("holm", "bh")
+
+
+# ====================================================================== rank distributions from draws
+def _as_draws(draws, players=None) -> np.ndarray:
+    d = np.asarray(draws, dtype=float)
+    if d.ndim != 2 or d.shape[0] < 1 or d.shape[1] < 2:
+        raise InputError(f"draws must be a (draws, players) array with at least 2 players, got shape {d.shape}")
+    if players is not None and len(players) != d.shape[1]:
+        raise InputError(f"{len(players)} player names for draws with {d.shape[1]} columns")
+    if not np.isfinite(d).all():
+        raise InputError(f"draws contain {int((~np.isfinite(d)).sum())} non-finite values")
+    return d
+
+
+def rank_matrix(draws) -> np.ndarray:
+    """(S, K) integer ranks per draw: ``1 + #{b : θ_b > θ_a}`` (1 = best; ties share the smaller rank)."""
+    d = _as_draws(draws)
+    s, k = d.shape
+    order = np.argsort(-d, axis=1, kind="stable")
+    sorted_vals = np.take_along_axis(d, order, axis=1)
+    pos = np.arange(1, k + 1)[None, :].repeat(s, axis=0)
+    # a value tied with its predecessor takes the predecessor's rank ("min" ranking)
+    tied = np.zeros_like(sorted_vals, dtype=bool)
+    tied[:, 1:] = sorted_vals[:, 1:] == sorted_vals[:, :-1]
+    pos = np.where(tied, 0, pos)
+    pos = np.maximum.accumulate(pos, axis=1)
+    ranks = np.empty_like(pos)
+    np.put_along_axis(ranks, order, pos, axis=1)
+    return ranks
+
+
+def rank_probabilities(draws, players) -> pd.DataFrame:
+    """P(rank = r) for every player (rows, labelled ``player``) and rank r = 1..K (columns, ``rank``).
+
+    Rows sum to 1; the cumulative sum along a row is P(rank ≤ k)."""
+    d = _as_draws(draws, players)
+    r = rank_matrix(d)
+    k = d.shape[1]
+    counts = np.zeros((k, k))
+    for j in range(k):
+        counts[j] = np.bincount(r[:, j] - 1, minlength=k)
+    df = pd.DataFrame(counts / d.shape[0], index=pd.Index([str(p) for p in players], name="player"),
+                      columns=pd.RangeIndex(1, k + 1, name="rank"))
+    return df
+
+
+def prob_rank_at_most(rank_probs: pd.DataFrame, k: int) -> pd.Series:
+    """P(rank ≤ k) per player from :func:`rank_probabilities`."""
+    return rank_probs.loc[:, : int(k)].sum(axis=1).rename(f"p_rank_le_{int(k)}")
+
+
+def rank_quantile_intervals(draws, players, level: float = 0.95) -> pd.DataFrame:
+    """Equal-tailed ``level`` range of each player's rank over the draws: lower = the smallest r with
+    P(rank ≤ r) ≥ (1−level)/2, upper = the smallest r with P(rank ≤ r) ≥ (1+level)/2, so the range
+    holds at least ``level`` of the draws."""
+    d = _as_draws(draws, players)
+    _check_level(level)
+    r = rank_matrix(d)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(r, [a, 1 - a], axis=0, method="inverted_cdf")
+    return pd.DataFrame({"rank_lower": lo.astype(int), "rank_upper": hi.astype(int)},
+                        index=pd.Index([str(p) for p in players], name="player"))
+
+
+def top_k_sets(draws, players, k: int, n: int | None = 10) -> pd.DataFrame:
+    """The most probable top-k *sets* (order inside the set ignored): columns ``players`` (tuple,
+    best first by mean draw) and ``probability`` = share of draws whose k best players are that set."""
+    d = _as_draws(draws, players)
+    s, kk = d.shape
+    if not 1 <= k < kk:
+        raise InputError(f"top-k set size must be between 1 and {kk - 1}, got {k}")
+    # ties at the k-th place: a stable argsort on -θ picks the lower index (measure zero for continuous draws)
+    top = np.sort(np.argsort(-d, axis=1, kind="stable")[:, :k], axis=1)
+    sets, counts = np.unique(top, axis=0, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    if n is not None:
+        order = order[:n]
+    mean = d.mean(axis=0)
+    names = np.asarray([str(p) for p in players], dtype=object)
+    rows = []
+    for i in order:
+        members = sets[i][np.argsort(-mean[sets[i]], kind="stable")]
+        rows.append({"players": tuple(names[members]), "probability": counts[i] / s})
+    return pd.DataFrame(rows, columns=["players", "probability"])
+
+
+def prob_ahead(draws, players) -> pd.DataFrame:
+    """``P(θ_a > θ_b)`` over the draws (index ``player_a``, columns ``player_b``; diagonal 0)."""
+    d = _as_draws(draws, players)
+    k = d.shape[1]
+    out = np.empty((k, k))
+    for a in range(k):
+        out[a] = (d[:, [a]] > d).mean(axis=0)
+    names = [str(p) for p in players]
+    return pd.DataFrame(out, index=pd.Index(names, name="player_a"), columns=pd.Index(names, name="player_b"))
+
+
+# ====================================================================== rank confidence sets
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}")
+
+
+def contrast_sd(cov) -> np.ndarray:
+    """(K, K) ``sd(θ̂_a − θ̂_b) = sqrt(Σ_aa + Σ_bb − 2Σ_ab)`` (0 on the diagonal)."""
+    c = np.asarray(cov, dtype=float)
+    v = np.diag(c)
+    return np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * c, 0, None))
+
+
+def gaussian_errors(cov, n_sim: int, seed: int) -> np.ndarray:
+    """(n_sim, K) draws of the estimation error from ``N(0, Σ)`` (the parametric bootstrap)."""
+    c = np.asarray(cov, dtype=float)
+    rng = np.random.default_rng(seed)
+    return rng.multivariate_normal(np.zeros(len(c)), c, size=int(n_sim), method="eigh")
+
+
+def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per error draw, ``max_{(a,b) ∈ pairs} (Z_a − Z_b) / sd_ab`` over the ordered pairs in the
+    (K, K) boolean mask ``pairs``; −inf where the mask is empty."""
+    out = np.full(errors.shape[0], -np.inf)
+    for a in np.flatnonzero(pairs.any(axis=1)):
+        b = np.flatnonzero(pairs[a])
+        t = (errors[:, [a]] - errors[:, b]) / sd[a, b]
+        np.maximum(out, t.max(axis=1), out=out)
+    return out
+
+
+def _critical(errors, sd, pairs, level) -> float:
+    return float(np.quantile(max_t(errors, sd, pairs), level))
+
+
+def _stepdown(score, sd, errors, pairs, level, stepdown) -> tuple[np.ndarray, list[float]]:
+    """Rejections R[a, b] = "a significantly ahead of b" and the critical value of each step."""
+    diff = score[:, None] - score[None, :]
+    active = pairs.copy()
+    rejected = np.zeros_like(pairs)
+    crits = []
+    while active.any():
+        c = _critical(errors, sd, active, level)
+        crits.append(c)
+        new = active & (diff > c * sd)
+        if not new.any():
+            break
+        rejected |= new
+        active &= ~new
+        if not stepdown:
+            break
+    return rejected, crits
+
+
+@dataclass(frozen=True)
+class RankSets:
+    """Confidence sets ``[rank_lower, rank_upper]`` for the ranks, with how they were built."""
+
+    players: np.ndarray
+    rank_lower: np.ndarray
+    rank_upper: np.ndarray
+    kind: str  # "simultaneous" | "marginal"
+    critical: str  # "gaussian" | "bootstrap"
+    level: float
+    stepdown: bool
+    n_errors: int
+    critical_values: tuple  # simultaneous: per step; marginal: first-step value per player
+    significant: np.ndarray | None = None  # simultaneous: (K, K) "a ahead of b" rejections
+
+    @property
+    def method(self) -> str:
+        src = "Gaussian N(0, Σ) Monte Carlo" if self.critical == "gaussian" else "nonparametric bootstrap"
+        step = "stepdown" if self.stepdown else "single-step"
+        return f"{self.kind} {self.level:.0%} rank confidence set (max-|t| over pairwise contrasts, {src}, {step})"
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"rank_lower": self.rank_lower, "rank_upper": self.rank_upper},
+                            index=pd.Index([str(p) for p in self.players], name="player"))
+
+
+def rank_confidence_sets(
+    score, cov, players=None, level: float = 0.95, *, simultaneous: bool = True, errors=None,
+    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True,
+) -> RankSets:
+    """Rank confidence sets from simultaneous intervals on pairwise contrasts (module docstring).
+
+    ``errors``: (S, K) draws of θ̂ − θ (e.g. bootstrap replicates minus the point estimate); when
+    None, ``n_sim`` draws from ``N(0, cov)`` with ``seed``. ``simultaneous=False`` gives each
+    player's marginal set."""
+    _check_level(level)
+    th = np.asarray(score, dtype=float)
+    k = len(th)
+    if k < 2:
+        raise InputError("rank confidence sets need at least 2 players")
+    players = np.asarray(players if players is not None else np.arange(k).astype(str), dtype=object)
+    c = None if cov is None else np.asarray(cov, dtype=float)[:k, :k]
+    if errors is None:
+        if c is None:
+            raise InputError("rank confidence sets need the covariance of the scores or error draws")
+        z = gaussian_errors(c, n_sim, seed)
+        critical = "gaussian"
+    else:
+        z = np.asarray(errors, dtype=float)[:, :k]
+        critical = "bootstrap"
+        if c is None:
+            c = np.cov(z.T)
+    sd = contrast_sd(c)
+    if not (sd + np.eye(k) > 0).all():
+        raise InputError("two players have a contrast with zero variance: the covariance is degenerate")
+    off = ~np.eye(k, dtype=bool)
+    if simultaneous:
+        rej, crits = _stepdown(th, sd, z, off, level, stepdown)
+        lower = 1 + rej.sum(axis=0)  # rej[b, a]: b significantly ahead of a
+        upper = k - rej.sum(axis=1)
+        return RankSets(players, lower, upper, "simultaneous", critical, level, stepdown, len(z), tuple(crits), rej)
+    lower = np.empty(k, dtype=int)
+    upper = np.empty(k, dtype=int)
+    first = []
+    for a in range(k):
+        pairs = np.zeros((k, k), dtype=bool)
+        pairs[a, :] = off[a]
+        pairs[:, a] = off[:, a]
+        rej, crits = _stepdown(th, sd, z, pairs, level, stepdown)
+        lower[a] = 1 + rej[:, a].sum()
+        upper[a] = k - rej[a, :].sum()
+        first.append(crits[0])
+    return RankSets(players, lower, upper, "marginal", critical, level, stepdown, len(z), tuple(first))
+
+
+# ====================================================================== pairwise probabilities and tests
+def adjust_pvalues(p, method: str) -> np.ndarray:
+    """Holm (``"holm"``, family-wise error) or Benjamini–Hochberg (``"bh"``, false discovery rate)
+    adjusted p-values. Sorted p_(1) ≤ … ≤ p_(m): Holm ``max_{j≤i} (m−j+1) p_(j)``, BH
+    ``min_{j≥i} m p_(j) / j``, both capped at 1."""
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    if method not in ADJUSTMENTS:
+        raise InputError(f"adjustment must be one of {ADJUSTMENTS}, got {method!r}")
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p)
+    ps = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate(ps * np.arange(m, 0, -1))
+    else:
+        adj = np.minimum.accumulate((ps / (np.arange(1, m + 1) / m))[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _select(fit, players):
+    names = np.asarray([str(p) for p in fit.players], dtype=object)
+    k = len(names)
+    if players is None:
+        idx = np.arange(k)
+    else:
+        lookup = {n: i for i, n in enumerate(names)}
+        missing = [str(p) for p in players if str(p) not in lookup]
+        if missing:
+            raise InputError(f"unknown player(s) {missing[:5]}; the fit has {k} players")
+        idx = np.array([lookup[str(p)] for p in players])
+        if len(set(idx)) != len(idx):
+            raise InputError("players must not repeat")
+    score = np.asarray(fit.score, dtype=float)
+    idx = idx[np.lexsort((names[idx], -score[idx]))]  # best first, ties by name
+    return idx, names
+
+
+def _fit_cov(fit) -> np.ndarray:
+    k = len(fit.players)
+    if fit.cov is not None:
+        return np.asarray(fit.cov, dtype=float)[:k, :k]
+    if fit.draws is not None:
+        return np.cov(np.asarray(fit.draws, dtype=float)[:, :k].T)
+    raise InputError(f"the {fit.method} fit has neither a covariance nor draws")
+
+
+def pairwise_table(fit, players=None, level: float | None = None, draws=None) -> pd.DataFrame:
+    """One row per unordered pair (``player_a`` ahead of ``player_b`` by score), the family being all
+    pairs of ``players`` (default: every player): ``diff`` = θ̂_a − θ̂_b, ``sd``, ``z``, ``p_value``
+    (two-sided), ``p_holm``, ``p_bh``, ``p_win`` = expit(diff) with ``p_win_lower``/``p_win_upper``
+    (Wald at ``level`` on the logit scale), and ``p_ahead`` = P(θ_a > θ_b) over the draws (fit's draws
+    unless ``draws`` given; NaN if none)."""
+    from scipy.special import expit
+    from scipy.stats import norm
+
+    level = fit.level if level is None else level
+    _check_level(level)
+    idx, names = _select(fit, players)
+    if len(idx) < 2:
+        raise InputError("a pairwise table needs at least 2 players")
+    th = np.asarray(fit.score, dtype=float)
+    sd_all = contrast_sd(_fit_cov(fit))
+    ia, ib = np.triu_indices(len(idx), 1)
+    a, b = idx[ia], idx[ib]
+    diff = th[a] - th[b]
+    sd = sd_all[a, b]
+    zval = diff / sd
+    p = 2 * norm.sf(np.abs(zval))
+    zq = norm.ppf(0.5 + level / 2)
+    d = fit.draws if draws is None else draws
+    if d is not None:
+        d = np.asarray(d, dtype=float)[:, : len(names)]
+        ahead = (d[:, a] > d[:, b]).mean(axis=0)
+    else:
+        ahead = np.full(len(a), np.nan)
+    return pd.DataFrame({
+        "player_a": names[a], "player_b": names[b], "diff": diff, "sd": sd, "z": zval, "p_value": p,
+        "p_holm": adjust_pvalues(p, "holm"), "p_bh": adjust_pvalues(p, "bh"),
+        "p_win": expit(diff), "p_win_lower": expit(diff - zq * sd), "p_win_upper": expit(diff + zq * sd),
+        "p_ahead": ahead,
+    })
+
+
+def pairwise_matrix(fit, players=None, level: float | None = None, value: str = "p_win") -> pd.DataFrame:
+    """Square matrix of P(row player beats column player) = expit(θ_a − θ_b) (``value="p_win"``),
+    or of ``p_win_lower``/``p_win_upper``/``p_ahead``/``p_holm``/``p_bh``/``p_value``; rows and
+    columns ordered by score (``player_a`` × ``player_b``), diagonal NaN."""
+    tab = pairwise_table(fit, players, level)
+    if value not in tab.columns or value in ("player_a", "player_b"):
+        raise InputError(f"value must be one of {list(tab.columns[2:])}, got {value!r}")
+    idx, names = _select(fit, players)
+    order = list(names[idx])
+    m = pd.DataFrame(np.nan, index=pd.Index(order, name="player_a"), columns=pd.Index(order, name="player_b"))
+    v = tab[value].to_numpy()
+    mirrored = {"p_win": 1 - v, "p_win_lower": 1 - tab["p_win_upper"].to_numpy(),
+                "p_win_upper": 1 - tab["p_win_lower"].to_numpy(), "p_ahead": 1 - v}.get(value, v)
+    pos = {n: i for i, n in enumerate(order)}
+    ra = tab["player_a"].map(pos).to_numpy()
+    rb = tab["player_b"].map(pos).to_numpy()
+    arr = m.to_numpy(copy=True)
+    arr[ra, rb] = v
+    arr[rb, ra] = mirrored
+    return pd.DataFrame(arr, index=m.index, columns=m.columns)
+
+
+def significance_tiers(pairs: pd.DataFrame, order, alpha: float, adjust: str = "holm") -> pd.Series:
+    """Tiers from a :func:`pairwise_table`: walking down ``order`` (best first), a new tier starts
+    at the first player significantly behind the current tier's leader (adjusted p < ``alpha``).
+    Every member of a tier is not significantly different from its leader."""
+    col = {"holm": "p_holm", "bh": "p_bh"}[adjust]
+    sig = {(a, b): p < alpha for a, b, p in zip(pairs["player_a"], pairs["player_b"], pairs[col])}
+    tiers = {}
+    tier, leader = 0, None
+    for p in order:
+        if leader is None or sig.get((leader, p), False):
+            tier, leader = tier + 1, p
+        tiers[p] = tier
+    return pd.Series(tiers, name=f"tier_{adjust}").rename_axis("player")
+
+
+def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, ax=None):
+    """Heatmap of P(row beats column) for ``players`` (default: the ``top`` players by score);
+    cells marked * are significant after Holm at 1 − level."""
+    import matplotlib.pyplot as plt
+
+    if players is None:
+        order = np.argsort(-np.asarray(fit.score), kind="stable")[:top]
+        players = [str(fit.players[i]) for i in order]
+    level = fit.level if level is None else level
+    mat = pairwise_matrix(fit, players, level)
+    holm = pairwise_matrix(fit, players, level, value="p_holm")
+    n = len(mat)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(1.0 + 0.5 * n, 0.8 + 0.45 * n))
+    else:
+        fig = ax.figure
+    im = ax.imshow(mat.to_numpy(), cmap="RdBu_r", vmin=0, vmax=1)
+    ax.set_xticks(range(n), mat.columns, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(n), mat.index, fontsize=7)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                star = "*" if holm.iat[i, j] < 1 - level else ""
+                ax.text(j, i, f"{mat.iat[i, j]:.2f}{star}", ha="center", va="center", fontsize=5)
+    ax.set_xlabel("player_b")
+    ax.set_ylabel("player_a")
+    ax.set_title(f"P(player_a beats player_b); * Holm-significant at {1 - level:g}")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    fig.tight_layout()
+    return fig
+
+
+# ====================================================================== the result object
+def fit_diagnostics(fit) -> Diagnostics:
+    """The fit's :class:`Diagnostics` (or one built from the legacy ``diagnostics`` dict)."""
+    d = getattr(fit, "diagnostics", None)
+    if isinstance(d, Diagnostics):
+        return d
+    d = d or {}
+    if fit.method == "nuts" and "rhat_max" in d:
+        s = fit.settings
+        return Diagnostics.from_sampler_values(
+            "nuts", d["rhat_max"], d["ess_bulk_min"], d["ess_tail_min"], max(int(d.get("divergences", 0)), 0),
+            int(s.get("chains", 1)), int(s.get("draws", 0)))
+    if "converged" in d:  # map / laplace: Newton on the PyMC posterior
+        return Diagnostics(kind="optimizer", method=fit.method, converged=bool(d["converged"]),
+                           messages=() if d["converged"] else (f"{fit.method}: Newton did not converge",),
+                           optimizer_status="success" if d["converged"] else "failure", gradient_norm=None,
+                           gradient_tol=0.0, iterations=d.get("newton_iterations"))
+    # mle/bootstrap: BradleyTerry.mle raises unless Newton converged (step below 1e-10)
+    return Diagnostics(kind="optimizer", method=fit.method, converged=True, optimizer_status="success",
+                       gradient_norm=None, gradient_tol=0.0,
+                       extra={"note": "Newton converged (step < 1e-10); gradient norm not recorded by the fit"})
+
+
+@dataclass
+class RankAnalysis(Result):
+    """Rank point estimates, confidence sets, rank distributions and significance tiers of one fit."""
+
+    schema = "ranks"
+
+    players: np.ndarray
+    score: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    fit_method: str
+    interval: str
+    simultaneous: RankSets
+    marginal: RankSets
+    rank_probs: pd.DataFrame
+    draw_intervals: pd.DataFrame
+    draws_source: str
+    n_draws: int
+    top_k: tuple
+    top_sets: dict
+    pairs: pd.DataFrame
+    diagnostics: Diagnostics
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Point rank by score: 1 + number of strictly higher scores."""
+        th = np.asarray(self.score)
+        return 1 + (th[None, :] > th[:, None]).sum(axis=1)
+
+    def tiers(self, adjust: str = "holm") -> pd.Series:
+        order = [str(self.players[i]) for i in np.lexsort((self.players.astype(str), -self.score))]
+        return significance_tiers(self.pairs, order, 1 - self.level, adjust)
+
+    def table(self) -> pd.DataFrame:
+        """player, score, lower, upper, rank, rank_lower/rank_upper (simultaneous set), marginal_rank_*,
+        draws_rank_* (quantile range over the draws), p_top1, p_rank_le_k, tier_holm, tier_bh; by score.
+        ``df.attrs["methods"]`` names the method of each rank range."""
+        names = [str(p) for p in self.players]
+        df = pd.DataFrame({
+            "player": names, "score": self.score, "lower": self.lower, "upper": self.upper, "rank": self.rank,
+            "rank_lower": self.simultaneous.rank_lower, "rank_upper": self.simultaneous.rank_upper,
+            "marginal_rank_lower": self.marginal.rank_lower, "marginal_rank_upper": self.marginal.rank_upper,
+            "draws_rank_lower": self.draw_intervals.loc[names, "rank_lower"].to_numpy(),
+            "draws_rank_upper": self.draw_intervals.loc[names, "rank_upper"].to_numpy(),
+            "p_top1": self.rank_probs.loc[names, 1].to_numpy(),
+        })
+        for k in self.top_k:
+            df[f"p_rank_le_{k}"] = prob_rank_at_most(self.rank_probs, k).loc[names].to_numpy()
+        for adj in ADJUSTMENTS:
+            df[f"tier_{adj}"] = self.tiers(adj).loc[names].to_numpy()
+        df = df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        df.attrs["methods"] = self.methods()
+        return df
+
+    def methods(self) -> dict:
+        return {
+            "rank": "position by point score (ties share the smaller rank)",
+            "rank_lower/rank_upper": self.simultaneous.method,
+            "marginal_rank_lower/marginal_rank_upper": self.marginal.method,
+            "draws_rank_lower/draws_rank_upper": f"equal-tailed {self.level:.0%} quantile range of the rank over "
+                                                 f"{self.n_draws} {self.draws_source} (no coverage guarantee)",
+            "p_top1/p_rank_le_k": f"share of {self.n_draws} {self.draws_source}",
+            "tier_holm/tier_bh": f"tiers: not significantly behind the tier leader, pairwise z-tests adjusted "
+                                 f"with Holm / Benjamini-Hochberg at {1 - self.level:g}",
+        }
+
+    def summary(self, top: int | None = 20) -> str:
+        t = self.table()
+        n_pairs = len(self.pairs)
+        head = [
+            f"Rank analysis of a {self.fit_method} Bradley-Terry fit: {len(self.players)} players, level {self.level:.0%}",
+            f"  rank_lower/rank_upper: {self.simultaneous.method}; critical value(s) "
+            + ", ".join(f"{c:.3f}" for c in self.simultaneous.critical_values)
+            + f" from {self.simultaneous.n_errors} error draws",
+            f"  draws: {self.n_draws} {self.draws_source}",
+            f"  pairs significant ({n_pairs} contrasts): Holm {int((self.pairs['p_holm'] < 1 - self.level).sum())}, "
+            f"BH {int((self.pairs['p_bh'] < 1 - self.level).sum())}, unadjusted "
+            f"{int((self.pairs['p_value'] < 1 - self.level).sum())}",
+        ]
+        for k, sets in self.top_sets.items():
+            if len(sets):
+                best = sets.iloc[0]
+                head.append(f"  most probable top-{k} set: {', '.join(best['players'])} (P = {best['probability']:.3f})")
+        shown = t if top is None else t.head(top)
+        body = shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        return "\n".join(head + [body] + ([f"... {len(t) - top} more players"] if top is not None and len(t) > top else []))
+
+    def to_dict(self) -> dict:
+        t = self.table()
+        s = self.simultaneous
+        return {
+            **self._envelope(),
+            "fit_method": self.fit_method,
+            "interval": self.interval,
+            "level": float(self.level),
+            "n_players": len(self.players),
+            "rank_sets": {
+                kind: {"method": rs.method, "kind": rs.kind, "critical": rs.critical, "stepdown": bool(rs.stepdown),
+                       "n_errors": int(rs.n_errors), "critical_values": [float(c) for c in rs.critical_values]}
+                for kind, rs in (("simultaneous", s), ("marginal", self.marginal))
+            },
+            "draws": {"source": self.draws_source, "n_draws": int(self.n_draws)},
+            "top_k": [int(k) for k in self.top_k],
+            "players": [
+                {
+                    "player": r["player"], "score": float(r["score"]), "lower": float(r["lower"]),
+                    "upper": float(r["upper"]), "rank": int(r["rank"]),
+                    "rank_lower": int(r["rank_lower"]), "rank_upper": int(r["rank_upper"]),
+                    "marginal_rank_lower": int(r["marginal_rank_lower"]),
+                    "marginal_rank_upper": int(r["marginal_rank_upper"]),
+                    "draws_rank_lower": int(r["draws_rank_lower"]), "draws_rank_upper": int(r["draws_rank_upper"]),
+                    "p_top1": float(r["p_top1"]),
+                    "p_rank_le": {str(k): float(r[f"p_rank_le_{k}"]) for k in self.top_k},
+                    "tier_holm": int(r["tier_holm"]), "tier_bh": int(r["tier_bh"]),
+                }
+                for _, r in t.iterrows()
+            ],
+            "top_sets": [
+                {"k": int(k), "sets": [{"players": list(p), "probability": float(q)}
+                                       for p, q in zip(sets["players"], sets["probability"])]}
+                for k, sets in self.top_sets.items()
+            ],
+            "pairwise": {
+                "n_pairs": len(self.pairs),
+                "alpha": float(1 - self.level),
+                "n_significant": {
+                    "unadjusted": int((self.pairs["p_value"] < 1 - self.level).sum()),
+                    "holm": int((self.pairs["p_holm"] < 1 - self.level).sum()),
+                    "bh": int((self.pairs["p_bh"] < 1 - self.level).sum()),
+                },
+            },
+            "settings": self.settings,
+        }
+
+    def plot(self, ax=None, top: int | None = 40, **kwargs):
+        """Rank spread: point rank (dot), simultaneous set (thick bar), draws' quantile range (thin
+        line), for the ``top`` players by score."""
+        import matplotlib.pyplot as plt
+
+        t = self.table()
+        if top is not None:
+            t = t.head(top)
+        n = len(t)
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(7, 1.0 + 0.22 * n))
+        else:
+            fig = ax.figure
+        y = np.arange(n)
+        ax.hlines(y, t["rank_lower"] - 0.3, t["rank_upper"] + 0.3, color="tab:blue", lw=5, alpha=0.35,
+                  label=f"simultaneous {self.level:.0%} set")
+        ax.hlines(y + 0.2, t["draws_rank_lower"], t["draws_rank_upper"], color="tab:orange", lw=1.5,
+                  label=f"{self.level:.0%} range over {self.draws_source}")
+        ax.plot(t["rank"], y, "o", color="black", ms=4, label="rank (point score)")
+        ax.set_yticks(y, t["player"], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("rank (1 = best)")
+        ax.set_title(f"Rank spread ({self.fit_method} fit)")
+        ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        return fig
+
+
+def _draws_for(fit, draws, n_draws, seed):
+    k = len(fit.players)
+    if draws is not None:
+        return _as_draws(np.asarray(draws)[:, :k], fit.players), "given draws"
+    if fit.draws is not None:
+        label = {"nuts": "NUTS posterior draws", "laplace": "Laplace posterior draws",
+                 "bootstrap": "bootstrap replicates"}.get(fit.method, f"{fit.method} draws")
+        return _as_draws(np.asarray(fit.draws)[:, :k], fit.players), label
+    z = gaussian_errors(_fit_cov(fit), n_draws, seed + 1)
+    return np.asarray(fit.score)[None, :] + z, "Gaussian N(θ̂, Σ) draws"
+
+
+def analyze_ranks(
+    fit, level: float = 0.95, draws=None, *, critical: str = "auto", stepdown: bool = True, n_sim: int = 10_000,
+    n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5,
+) -> RankAnalysis:
+    """Everything about ranks for one :class:`~bayesrank.bt.result.LeaderboardFit`.
+
+    ``critical``: ``"gaussian"`` (``n_sim`` draws from N(0, Σ) with Σ = ``fit.cov``), ``"bootstrap"``
+    (the fit's bootstrap replicates minus θ̂; needs a bootstrap fit) or ``"auto"`` (bootstrap for a
+    bootstrap fit, else gaussian). ``draws`` for the rank distributions: given, else the fit's draws
+    (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂."""
+    _check_level(level)
+    if critical not in ("auto", "gaussian", "bootstrap"):
+        raise InputError(f"critical must be 'auto', 'gaussian' or 'bootstrap', got {critical!r}")
+    k = len(fit.players)
+    players = np.asarray([str(p) for p in fit.players], dtype=object)
+    top_k = tuple(sorted({int(x) for x in top_k if 1 <= int(x) < k}))
+    if critical == "auto":
+        critical = "bootstrap" if fit.method == "bootstrap" and fit.draws is not None else "gaussian"
+    if critical == "bootstrap":
+        if fit.method != "bootstrap" or fit.draws is None:
+            raise InputError(f"critical='bootstrap' needs a bootstrap fit (got method {fit.method!r})")
+        errors = np.asarray(fit.draws, dtype=float)[:, :k] - np.asarray(fit.score)[None, :]
+    else:
+        errors = None
+    cov = _fit_cov(fit)
+    score = np.asarray(fit.score, dtype=float)
+    kw = dict(level=level, errors=errors, n_sim=n_sim, seed=seed, stepdown=stepdown)
+    simul = rank_confidence_sets(score, cov, players, simultaneous=True, **kw)
+    marg = rank_confidence_sets(score, cov, players, simultaneous=False, **kw)
+    d, source = _draws_for(fit, draws, n_draws, seed)
+    probs = rank_probabilities(d, players)
+    intervals = rank_quantile_intervals(d, players, level)
+    top_sets = {kk: top_k_sets(d, players, kk, n_top_sets) for kk in top_k}
+    pairs = pairwise_table(fit, None, level, draws=d)
+    diag = fit_diagnostics(fit)
+    diag = dataclasses.replace(diag, extra={**diag.extra, "rank_sets": f"{simul.critical} critical values from "
+                                                                       f"{simul.n_errors} error draws"})
+    return RankAnalysis(
+        players=players, score=score, lower=np.asarray(fit.lower, dtype=float), upper=np.asarray(fit.upper, dtype=float),
+        level=level, fit_method=fit.method, interval=fit.interval, simultaneous=simul, marginal=marg,
+        rank_probs=probs, draw_intervals=intervals, draws_source=source, n_draws=len(d), top_k=top_k,
+        top_sets=top_sets, pairs=pairs, diagnostics=diag,
+        settings={"critical": critical, "stepdown": stepdown, "n_sim": n_sim, "n_draws": int(len(d)), "seed": seed},
+    )
