@@ -14,6 +14,7 @@ import sys
 
 # command -> (module whose register() adds it, one-line help shown by ``bayesrank --help``)
 COMMANDS = {
+    "review": ("bayesrank.review.cli", "the reviewer's report: claims -> verdicts with evidence (HTML, Markdown, JSON)"),
     "demo": ("bayesrank.demo", "leaderboard with CIs from every fit method on bundled data, and their agreement"),
     "fit": ("bayesrank.bt.cli", "fit a Bradley-Terry leaderboard with CIs"),
     "audit": ("bayesrank.influence.cli", "leaderboard perturbation audit (influence, verified greedy breaks, R scores)"),

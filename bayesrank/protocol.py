@@ -23,7 +23,9 @@ The review report, the CLI and notebooks are three views of the same objects.
   2021), and no divergent transitions;
 * ``resampling`` (bootstrap): the point fit converged and every replicate fit converged (failed or
   non-finite replicates are counted in ``n_failed`` and handled as ``failed_policy`` says);
-* ``exact`` (closed forms, ANOVA, counting): always ``True``.
+* ``exact`` (closed forms, ANOVA, counting): always ``True``;
+* ``composite`` (several computations in one result, e.g. a report): every part converged; the
+  parts' own diagnostics are in ``extra["parts"]``.
 
 A failed check never raises: it is reported in ``messages``, shown in JSON and warned about in the CLI.
 """
@@ -42,7 +44,7 @@ RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
 GRADIENT_TOL = 1e-6
 
-Kind = Literal["optimizer", "sampler", "resampling", "exact"]
+Kind = Literal["optimizer", "sampler", "resampling", "exact", "composite"]
 
 
 @dataclass(frozen=True)
@@ -153,9 +155,7 @@ class Diagnostics:
     def combine(cls, method: str, parts: dict[str, "Diagnostics"]) -> "Diagnostics":
         """Several computations in one result (e.g. a fit per benchmark): converged iff all are."""
         msgs = tuple(f"{name}: {m}" for name, d in parts.items() for m in d.messages)
-        kinds = {d.kind for d in parts.values()}
-        kind = kinds.pop() if len(kinds) == 1 else "exact" if not kinds else "optimizer" if "optimizer" in kinds else "sampler"
-        return cls(kind=kind, method=method, converged=all(d.converged for d in parts.values()), messages=msgs,
+        return cls(kind="composite", method=method, converged=all(d.converged for d in parts.values()), messages=msgs,
                    extra={"parts": {name: d.to_dict() for name, d in parts.items()}})
 
     # ------------------------------------------------------------------ views
@@ -178,6 +178,10 @@ class Diagnostics:
         """One line for consoles and reports."""
         if self.kind == "exact":
             return f"{self.method}: exact computation"
+        if self.kind == "composite":
+            n = len(self.extra.get("parts", {}))
+            state = f"all {n} parts converged" if self.converged else f"{len(self.messages)} failed check(s)"
+            return f"{self.method}: {'converged' if self.converged else 'NOT converged'} ({state})"
         if self.kind == "sampler":
             core = (f"R-hat max {self.rhat_max:.3f}, ESS bulk/tail min {self.ess_bulk_min:.0f}/{self.ess_tail_min:.0f}"
                     f" (need {self.ess_min_required:.0f}), {self.divergences} divergences")

@@ -67,7 +67,9 @@ def test_resampling_counts_failed_replicates_and_combine():
     assert not b.converged and b.n_failed == 3 and "3 of 200" in b.messages[0]
     assert Diagnostics.resampling("bootstrap", point, 200, 0, "excluded").converged
     both = Diagnostics.combine("grid", {"x": point, "y": b})
-    assert not both.converged and both.messages == ("y: " + b.messages[0],)
+    assert not both.converged and both.messages == ("y: " + b.messages[0],) and both.kind == "composite"
+    assert set(both.extra["parts"]) == {"x", "y"}
+    validate(both.to_dict(), "diagnostics")
     assert Diagnostics.exact("anova").converged
 
 

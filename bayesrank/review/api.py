@@ -1,0 +1,94 @@
+"""``review(data, ...)``: claims in, verdicts with their evidence out, as a :class:`ReviewReport`.
+
+The kind of data is detected from the columns (as the readers do) and can be forced:
+
+- ``pairwise``   votes or matches (every reader of ``bayesrank.data``);
+- ``judges``     pairwise data with a judge column (``judge``, ``worker``, ``annotator``);
+- ``grid``       an evaluation grid (``model``, ``benchmark``, ``score`` + configuration axes);
+- ``confidence`` calibration records (``correct``, ``verbal``, ``token``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bayesrank.errors import InputError
+from bayesrank.review.claims import KINDS
+
+JUDGE_COLUMNS = ("judge", "worker", "annotator")
+GRID_COLUMNS = {"model", "benchmark", "score"}
+CONFIDENCE_COLUMNS = {"correct", "verbal", "token"}
+
+
+def _columns(path: Path) -> list[str]:
+    """Column names without reading the whole file."""
+    import json
+
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if path.is_dir():
+        return []
+    if suffix in (".csv", ".tsv", ".tab", ".gz"):
+        return list(pd.read_csv(path, nrows=5, sep="\t" if suffix in (".tsv", ".tab") else ",").columns)
+    if suffix in (".jsonl", ".ndjson"):
+        with open(path) as f:
+            first = f.readline()
+        return list(json.loads(first)) if first.strip() else []
+    if suffix == ".json":
+        obj = json.loads(path.read_text())
+        if isinstance(obj, dict):
+            return list(obj)
+        return list(obj[0]) if obj and isinstance(obj[0], dict) else []
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return []
+
+
+def detect_kind(path: Path) -> str:
+    """pairwise | judges | grid | confidence, from the columns (see module docstring)."""
+    cols = set(_columns(path))
+    if path.is_dir() or GRID_COLUMNS <= cols:
+        return "grid"
+    if CONFIDENCE_COLUMNS <= cols:
+        return "confidence"
+    if cols & set(JUDGE_COLUMNS):
+        return "judges"
+    return "pairwise"
+
+
+def review(data, *, kind: str | None = None, claims=None, judge_col: str | None = None, level: float = 0.95,
+           fragile_below: float = 0.01, fast: bool = False, seed: int = 0, budget: int | None = None,
+           format: str = "auto", exclude_invalid: bool = False, command=None, progress=None, **options):
+    """Review ``data`` (a path or a bundled dataset name) and return a :class:`ReviewReport`.
+
+    ``claims``: claim strings (see :mod:`bayesrank.review.claims`); None gives the defaults.
+    ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
+    ``budget``: the audits' action budget (default 5% of the comparisons).
+    """
+    from bayesrank.datasets import resolve
+
+    if not 0 < level < 1:
+        raise InputError(f"--level must be in (0, 1), got {level}")
+    if not 0 < fragile_below < 1:
+        raise InputError(f"--fragile-below must be a fraction in (0, 1), got {fragile_below}")
+    path = resolve(data)
+    kind = kind or detect_kind(path)
+    if kind not in KINDS:
+        raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
+                  progress=progress)
+    if kind in ("pairwise", "judges"):
+        from bayesrank.review.pairwise_report import review_pairwise
+
+        return review_pairwise(path, kind=kind, judge_col=judge_col, budget=budget, format=format,
+                               exclude_invalid=exclude_invalid, **common, **options)
+    if kind == "grid":
+        from bayesrank.review.grid import review_grid
+
+        return review_grid(path, **common, **options)
+    from bayesrank.review.confidence import review_confidence
+
+    return review_confidence(path, **common, **options)

@@ -1,0 +1,115 @@
+"""Claims a reviewer checks, parsed from text into objects the sections evaluate.
+
+Pairwise and judge data (players ranked by Bradley–Terry scores θ):
+
+==============  =====================================================================  ===============
+claim           holds when (margin > 0)                                                 audit objective
+==============  =====================================================================  ===============
+``top1``        the current leader X is ahead of everyone: min_b (θ_X − θ_b)             ``top1``
+``topk:K``      the current top-K set S stays the top K: min_{a∈S, b∉S} (θ_a − θ_b)      ``topk:K``
+``A>B``         θ_A − θ_B                                                              ``pair:A>B``
+``order``       Kendall τ between the refitted and the reported order ≥ 0.9             ``tau``
+==============  =====================================================================  ===============
+
+Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Confidence records: ``verbal-better``
+(verbal confidence is better calibrated than token probability: g = CE(verbal) − CE(token) < 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bayesrank.errors import InputError
+
+TAU_THRESHOLD = 0.9
+KINDS = ("pairwise", "judges", "grid", "confidence")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One parsed claim. ``kind``: top1 | topk | pair | order | verbal-better."""
+
+    text: str
+    kind: str
+    k: int | None = None
+    a: str | None = None
+    b: str | None = None
+    benchmark: str | None = None
+
+    @property
+    def objective(self) -> str:
+        """The influence objective whose break overturns the claim (pairwise data)."""
+        if self.kind == "top1":
+            return "top1"
+        if self.kind == "topk":
+            return f"topk:{self.k}"
+        if self.kind == "pair":
+            return f"pair:{self.a}>{self.b}"
+        if self.kind == "order":
+            return "tau"
+        raise ValueError(f"no audit objective for a {self.kind} claim")
+
+
+def _split_pair(body: str, players) -> tuple[str, str]:
+    """``A>B`` where names may themselves contain ``>``: the split whose two sides are both players."""
+    names = set(map(str, players)) if players is not None else None
+    cuts = [i for i, ch in enumerate(body) if ch == ">"]
+    options = [(body[:i].strip(), body[i + 1:].strip()) for i in cuts]
+    if names is not None:
+        known = [(a, b) for a, b in options if a in names and b in names]
+        if len(known) == 1:
+            return known[0]
+        if not known:
+            raise InputError(f"claim {body!r}: expected 'A>B' with two known players; "
+                             f"unknown name(s) among {sorted({x for o in options for x in o} - names)[:4]}")
+    if len(options) != 1 or not all(options[0]):
+        raise InputError(f"claim {body!r}: expected 'A>B' with two player names")
+    return options[0]
+
+
+def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
+    """Parse one ``--claim`` for data of ``kind`` (players/benchmarks validate names when given)."""
+    t = text.strip()
+    if kind == "confidence":
+        if t in ("verbal-better", "verbal<token"):
+            return Claim(t, "verbal-better")
+        raise InputError(f"claim {text!r}: confidence records support the claim 'verbal-better' "
+                         "(verbal confidence is better calibrated than token probability)")
+    if kind == "grid":
+        body, _, bench = t.partition("@")
+        if bench and benchmarks is not None and bench not in set(map(str, benchmarks)):
+            raise InputError(f"claim {text!r}: unknown benchmark {bench!r}; benchmarks: {sorted(map(str, benchmarks))}")
+        a, b = _split_pair(body, players)
+        return Claim(t, "pair", a=a, b=b, benchmark=bench or None)
+    if t == "top1":
+        return Claim(t, "top1", k=1)
+    if t.startswith("topk:"):
+        try:
+            k = int(t.split(":", 1)[1])
+        except ValueError:
+            raise InputError(f"claim {text!r}: expected topk:K with an integer K") from None
+        n = None if players is None else len(players)
+        if k < 1 or (n is not None and k >= n):
+            raise InputError(f"claim {text!r}: K must be between 1 and {(n or 2) - 1} (number of players − 1)")
+        return Claim(t, "topk", k=k)
+    if t == "order":
+        return Claim(t, "order")
+    if ">" in t:
+        a, b = _split_pair(t, players)
+        if a == b:
+            raise InputError(f"claim {text!r}: a player cannot be compared with itself")
+        return Claim(t, "pair", a=a, b=b)
+    raise InputError(f"unknown claim {text!r}; expected top1, topk:K, A>B or order")
+
+
+def default_claims(ranking: list[str]) -> list[Claim]:
+    """top1, topk:3 (topk:5 with ≥ 20 players) and each adjacent pair in the top 5 (in the reported order)."""
+    n = len(ranking)
+    out = [Claim("top1", "top1", k=1)]
+    k = 5 if n >= 20 else 3
+    if k < n:
+        out.append(Claim(f"topk:{k}", "topk", k=k))
+    for i in range(min(5, n) - 1):
+        a, b = ranking[i], ranking[i + 1]
+        out.append(Claim(f"{a}>{b}", "pair", a=a, b=b))
+    return out

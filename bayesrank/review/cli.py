@@ -1,0 +1,85 @@
+"""``bayesrank review``: every claim, frequentist and Bayesian side by side, the smallest verified
+perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
+
+    bayesrank review DATA [--kind pairwise|judges|grid|confidence] [--judge-col COL] [--claim CLAIM ...]
+        [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
+        [--fast] [--seed N] [--level L]
+
+Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported) or ``fragile``
+(some claim is fragile or unsupported).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from bayesrank.cli_args import add_data_args
+from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK
+
+KINDS = ("pairwise", "judges", "grid", "confidence")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("review", help="the reviewer's report: claims -> verdicts with evidence (HTML, Markdown, JSON)",
+                       description=__doc__.split("\n\n")[0])
+    add_data_args(p)
+    p.add_argument("--kind", default=None, choices=KINDS, help="kind of data (default: detected from the columns)")
+    p.add_argument("--judge-col", default=None, help="judge column (judges kind)")
+    p.add_argument("--claim", action="append", default=None, metavar="CLAIM",
+                   help="top1 | topk:K | A>B | order (pairwise, judges); A>B[@BENCHMARK] (grid); verbal-better "
+                        "(confidence). Repeat for several; default: top1, topk:3 (topk:5 with ≥ 20 players) and "
+                        "each adjacent pair of the top 5")
+    p.add_argument("--level", type=float, default=0.95, help="level of every interval and test (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--fragile-below", type=float, default=0.01, metavar="FRACTION",
+                   help="a supported claim overturned by fewer than this fraction of comparisons is fragile (0.01)")
+    p.add_argument("--budget", type=int, default=None, help="audit budget in comparisons (default 5%% of them)")
+    p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
+    p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
+    p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
+    p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
+    p.add_argument("--fail-on", default=None, choices=("fragile", "unsupported"),
+                   help="exit with code 1 if a claim is unsupported (or fragile or unsupported)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from bayesrank.cli_args import report_diagnostics
+    from bayesrank.report import console, rich_table
+    from bayesrank.review.api import review
+
+    out = console()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=out,
+                  transient=True) as bar:
+        task = bar.add_task("review", total=None)
+        report = review(args.data, kind=args.kind, claims=args.claim, judge_col=args.judge_col, level=args.level,
+                        fragile_below=args.fragile_below, fast=args.fast, seed=args.seed, budget=args.budget,
+                        format=args.format, exclude_invalid=args.exclude_invalid,
+                        command=["bayesrank", *sys.argv[1:]],
+                        progress=lambda label, *_: bar.update(task, description=label))
+    out.rule(report.title)
+    table = report.table()
+    out.print(rich_table(table, title="claims and verdicts", floatfmt="{:.4g}"))
+    out.print(f"rule: {report.rule}")
+    for n in report.notes:
+        out.print(f"[yellow]{n}[/]")
+    report_diagnostics(out, report.diagnostics)
+    for flag, writer in (("html", report.to_html), ("md", report.to_markdown)):
+        target = getattr(args, flag)
+        if target:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            Path(target).write_text(writer(), encoding="utf-8")
+            out.print(f"wrote {target}")
+    if args.json:
+        report.to_json(args.json)
+        out.print(f"wrote {args.json}")
+    verdicts = set(table["verdict"])
+    failing = {"unsupported"} if args.fail_on == "unsupported" else {"fragile", "unsupported"} if args.fail_on else set()
+    if verdicts & failing:
+        out.print(f"[bold red]--fail-on {args.fail_on}:[/] {sum(table['verdict'].isin(failing))} claim(s) met it")
+        return EXIT_FAIL_ON
+    return EXIT_OK

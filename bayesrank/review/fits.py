@@ -1,0 +1,61 @@
+"""Every Bradley–Terry fit method on the same data, through ``BradleyTerry.fit`` (as ``bayesrank fit``).
+
+=============  ====================================================================================
+key            fit
+=============  ====================================================================================
+``default``    MLE with the package's default interval (the one the verdict uses)
+``fisher``     MLE, Fisher (observed information) interval
+``sandwich``   MLE, sandwich interval
+``bootstrap``  MLE, percentile interval of seeded resampling of comparisons
+``map``        posterior mode of the PyMC model (not with ``fast``)
+``laplace``    Laplace approximation of the PyMC posterior; with ``fast`` its NumPy twin (MAP = ridge MLE
+               with ridge 1/σ², covariance = inverse Hessian; equal to the PyMC path, tested)
+``nuts``       NUTS posterior (not with ``fast``)
+=============  ====================================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+N_BOOT = 200
+
+
+def fit_all(comps, *, level: float, seed: int, fast: bool, draws: int = 500, chains: int = 4, progress=None) -> dict:
+    from bayesrank.bt import BradleyTerry
+
+    bt = BradleyTerry(comps, level=level)
+    fits = {}
+
+    def step(label, fn):
+        if progress:
+            progress(f"fitting: {label}")
+        fits[label] = fn()
+
+    step("default", lambda: bt.fit("mle"))
+    step("fisher", lambda: bt.fit("mle", ci="fisher"))
+    step("sandwich", lambda: bt.fit("mle", ci="sandwich"))
+    step("bootstrap", lambda: bt.fit("bootstrap", n_boot=N_BOOT, seed=seed))
+    if fast:
+        step("laplace", lambda: laplace_twin(bt, seed=seed))
+    else:
+        step("map", lambda: bt.fit("map"))
+        step("laplace", lambda: bt.fit("laplace", seed=seed))
+        step("nuts", lambda: bt.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed))
+    return fits
+
+
+def laplace_twin(bt, seed: int = 0, draws: int = 2000):
+    """Laplace approximation computed without PyTensor: the PyMC model's MAP equals the ridge MLE
+    with ridge 1/σ² and its Laplace covariance the inverse ridge Hessian (tests/bt checks both)."""
+    from bayesrank.bt import BradleyTerry
+
+    twin = BradleyTerry(bt.counts, ties=bt.ties, ridge=1.0 / bt.prior_sigma**2, level=bt.level)
+    fit = twin.fit("mle", ci="fisher")
+    k = len(fit.players)
+    rng = np.random.default_rng(seed)
+    fit.draws = rng.multivariate_normal(fit.score, fit.cov[:k, :k], size=draws, method="eigh")
+    fit.method = "laplace"
+    fit.interval = "Laplace (NumPy twin: ridge MLE + inverse Hessian)"
+    fit.n_excluded = bt.exclusions.total
+    return fit

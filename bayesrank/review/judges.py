@@ -1,0 +1,116 @@
+"""The judges section: the HJA consensus beside the pooled Bradley–Terry fit, the judge table, and
+whether each claim holds under each judge alone and under the consensus.
+
+A claim *holds* under a fit when its point margin is positive and is *significant* when every
+contrast it needs is significant by the pairwise-contrast rule (as in the pairwise section):
+per judge from a Bradley–Terry MLE on that judge's comparisons (``bayesrank.bt``), under the
+consensus from the HJA fit's contrasts ``μ_a − μ_b`` (``bayesrank.hja``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.review.pairwise import claim_contrasts, contrast_table
+from bayesrank.review.report import Section
+
+MIN_PER_JUDGE = 20.0
+
+
+def _status(holds: bool, significant: bool) -> str:
+    return "holds, significant" if holds and significant else "holds" if holds else "does not hold"
+
+
+def claim_under_fit(claim, fit, reference_players, reference_theta, z: float) -> str:
+    """Status of a ranking claim under a BT fit whose players may be a subset of the reference."""
+    if claim.kind == "order":
+        return "n/a"
+    needed = claim_contrasts(claim, reference_players, reference_theta)
+    names = {str(p): i for i, p in enumerate(fit.players)}
+    try:
+        pairs = [(names[str(reference_players[a])], names[str(reference_players[b])]) for a, b in needed]
+    except KeyError:
+        return "not judged"
+    t = contrast_table(fit, pairs, z)
+    return _status(bool((t["estimate"] > 0).all()), bool((t["lower"] > 0).all()))
+
+
+def claim_under_consensus(claim, hja_fit, reference_players, reference_theta) -> str:
+    if claim.kind == "order":
+        return "n/a"
+    holds, significant = True, True
+    for a, b in claim_contrasts(claim, reference_players, reference_theta):
+        c = hja_fit.contrast(str(reference_players[a]), str(reference_players[b]))
+        holds &= c["estimate"] > 0
+        significant &= c["lower"] > 0
+    return _status(bool(holds), bool(significant))
+
+
+def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: bool):
+    """(sections, diagnostics parts, notes) for data with a judge column."""
+    from scipy.stats import norm
+
+    from bayesrank.bt import BradleyTerry
+    from bayesrank.data import comparison_graph
+    from bayesrank.errors import InputError
+    from bayesrank.hja.model import HJA
+
+    z = float(norm.ppf(0.5 + level / 2))
+    pooled = BradleyTerry(comps, level=level).fit("mle")
+    ref_players, ref_theta = pooled.players, pooled.score
+    notes = []
+    try:
+        hja = HJA(comps, rank=1, min_per_judge=MIN_PER_JUDGE, seed=seed)
+        hfit = hja.fit("mle", level=level) if "level" in HJA.fit.__code__.co_varnames else hja.fit("mle")
+    except InputError as err:
+        notes.append(f"HJA not fitted: {err}")
+        hfit = None
+    sections, parts = [], {}
+    if hfit is not None:
+        parts["hja"] = hfit.diagnostics
+        cons = hfit.table()
+        bt_t = pooled.table().set_index("player")
+        both = cons[["player", "score", "lower", "upper", "rank"]].rename(
+            columns={"score": "hja_score", "lower": "hja_lower", "upper": "hja_upper", "rank": "hja_rank"})
+        both["bt_score"] = bt_t.loc[both["player"], "score"].to_numpy()
+        both["bt_rank"] = bt_t.loc[both["player"], "rank"].to_numpy()
+        from scipy.stats import kendalltau
+
+        tau = kendalltau(both["hja_score"], both["bt_score"]).statistic
+        jt = hfit.judge_table()
+        sections.append(Section(
+            "judges", "Judges: HJA consensus and judge effects",
+            text=[f"HJA (rank {hfit.rank}, {hfit.method}) on {hfit.counts.total:g} comparisons by "
+                  f"{hfit.counts.n_judges} judges; judges with fewer than {MIN_PER_JUDGE:g} comparisons are excluded "
+                  f"({hfit.counts.excluded.report()}). Kendall τ between the consensus and the pooled BT order: {tau:.3f}.",
+                  "γ = a judge's sensitivity to the consensus (1 = average); residual norm = its systematic deviation; "
+                  "flagged = γ > 1 and residual above 1.5× the median (weighs heavily and deviates)."],
+            tables=[("consensus (HJA) beside pooled Bradley–Terry", both), ("judges", jt)],
+            figures=[("judges: sensitivity γ against residual norm", lambda ax: hfit.plot(ax=ax), (6, 4))],
+            data={"kendall_tau_consensus_vs_pooled": float(tau), "consensus": both.to_dict(orient="records"),
+                  "judges": jt.to_dict(orient="records")}))
+    # each claim under each judge alone and under the consensus
+    frame = comps.frame
+    rows = []
+    judges = pd.Series(frame["judge"]).value_counts()
+    for judge, n in judges.items():
+        sub = comps.subset(np.asarray(frame["judge"] == judge))
+        counts = sub.aggregate()
+        if n < MIN_PER_JUDGE or not comparison_graph(counts).finite_mle:
+            status = {a.claim.text: "no finite MLE" if n >= MIN_PER_JUDGE else f"< {MIN_PER_JUDGE:g} comparisons"
+                      for a in answers}
+        else:
+            fit = BradleyTerry(sub, level=level).fit("mle")
+            status = {a.claim.text: claim_under_fit(a.claim, fit, ref_players, ref_theta, z) for a in answers}
+        rows.append({"judge": str(judge), "n_comparisons": int(n), **status})
+    if hfit is not None:
+        rows.append({"judge": "HJA consensus", "n_comparisons": int(hfit.counts.total),
+                     **{a.claim.text: claim_under_consensus(a.claim, hfit, ref_players, ref_theta) for a in answers}})
+    per = pd.DataFrame(rows)
+    sections.append(Section(
+        "claims_by_judge", "Each claim under each judge alone and under the consensus",
+        text=["'holds' = the point estimate supports the claim; 'significant' = every contrast it needs is "
+              "significant by the pairwise-contrast rule at the report's level."],
+        tables=[("claims by judge", per)], data={"claims_by_judge": per.to_dict(orient="records")}))
+    return sections, parts, notes

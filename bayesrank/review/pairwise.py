@@ -1,0 +1,226 @@
+"""The pairwise section: one Bradley–Terry leaderboard, every fit method, and each claim answered
+three ways — frequentist (contrasts with Fisher, sandwich and bootstrap intervals), Bayesian
+(posterior probability of the claim) and by perturbation (smallest verified drop / flip / add).
+
+Every number comes from the modules' own APIs (``bayesrank.bt``, ``bayesrank.influence``), so it
+equals what ``bayesrank fit`` and ``bayesrank audit`` give on the same data.
+
+Ranking claims need a set of contrasts ``θ_a − θ_b > 0`` (``A>B``: one; ``top1``: leader vs every
+other player; ``topk:K``: every member vs every non-member). The claim is frequentist-supported
+when every contrast is significant by the package's rule (``θ_a − θ_b > z·sd_ab``; an
+intersection–union test, so no multiplicity correction is needed), with p-value
+``max_ab min(1, 2Φ(−est_ab/sd_ab))``; the reported estimate and interval are those of the weakest
+contrast. The Bayesian answer is the share of posterior draws in which the claim holds.
+The ``order`` claim compares each refitted/drawn order with the reported one by Kendall τ and
+holds when τ ≥ 0.9.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.review.claims import TAU_THRESHOLD, Claim
+from bayesrank.review.verdict import verdict
+
+ACTIONS = ("drop", "flip", "add")
+
+
+# ---------------------------------------------------------------------------------- claim margins
+def claim_contrasts(claim: Claim, players: np.ndarray, theta: np.ndarray) -> list[tuple[int, int]]:
+    """The (a, b) index pairs whose contrasts θ_a − θ_b > 0 the claim needs (reference = point θ)."""
+    index = {str(p): i for i, p in enumerate(players)}
+    order = np.argsort(-theta, kind="stable")
+    if claim.kind == "pair":
+        return [(index[claim.a], index[claim.b])]
+    k = 1 if claim.kind == "top1" else claim.k
+    top, rest = order[:k], order[k:]
+    return [(int(a), int(b)) for a in top for b in rest]
+
+
+def margins(draws: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """min over the claim's contrasts of θ_a − θ_b, per draw (draws: (S, K))."""
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    return (draws[:, a] - draws[:, b]).min(axis=1)
+
+
+def kendall_to_reference(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Kendall τ-b between each draw's order and the reference order (vectorised over draws)."""
+    from scipy.stats import kendalltau
+
+    return np.array([kendalltau(d, reference).statistic for d in draws])
+
+
+# ---------------------------------------------------------------------------------- frequentist
+def contrast_table(fit, pairs, z: float) -> pd.DataFrame:
+    """est, sd, lower, upper, p (directional two-sided Wald) of each contrast under ``fit``'s covariance."""
+    from scipy.stats import norm
+
+    k = len(fit.players)
+    cov = fit.cov[:k, :k]
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    est = fit.score[a] - fit.score[b]
+    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2 * cov[a, b], 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.minimum(1.0, 2 * norm.sf(est / sd))
+    return pd.DataFrame({"a": a, "b": b, "estimate": est, "sd": sd, "lower": est - z * sd, "upper": est + z * sd,
+                         "p_value": p})
+
+
+def bootstrap_contrasts(boot_draws: np.ndarray, score: np.ndarray, pairs, level: float) -> pd.DataFrame:
+    """Percentile intervals of each contrast over bootstrap replicates."""
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    d = boot_draws[:, a] - boot_draws[:, b]
+    q = (1 - level) / 2
+    lo, hi = np.quantile(d, [q, 1 - q], axis=0)
+    return pd.DataFrame({"a": a, "b": b, "estimate": score[a] - score[b], "lower": lo, "upper": hi})
+
+
+def frequentist_answer(claim: Claim, fits: dict, level: float, z: float, seed: int) -> dict:
+    """The claim's frequentist answer under the default interval, with every interval side by side."""
+    default = fits["default"]
+    players, theta = default.players, default.score
+    if claim.kind == "order":
+        return _order_frequentist(fits, level, seed)
+    pairs = claim_contrasts(claim, players, theta)
+    tabs = {name: contrast_table(fits[name], pairs, z) for name in ("fisher", "sandwich")}
+    tabs["default"] = contrast_table(default, pairs, z)
+    boot = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level)
+    main = tabs["default"]
+    w = int(np.argmin(main["lower"].to_numpy()))  # the binding contrast
+    a, b = players[main["a"].iloc[w]], players[main["b"].iloc[w]]
+    intervals = {name: [float(t["lower"].iloc[w]), float(t["upper"].iloc[w])] for name, t in tabs.items() if name != "default"}
+    intervals["bootstrap"] = [float(boot["lower"].iloc[w]), float(boot["upper"].iloc[w])]
+    supported_by = {name: bool((t["lower"] > 0).all()) for name, t in tabs.items() if name != "default"}
+    supported_by["bootstrap"] = bool((boot["lower"] > 0).all())
+    return {
+        "estimate": float(main["estimate"].iloc[w]),
+        "lower": float(main["lower"].iloc[w]),
+        "upper": float(main["upper"].iloc[w]),
+        "p_value": float(main["p_value"].max()),
+        "interval": default.interval,
+        "contrast": f"{a} − {b}",
+        "n_contrasts": len(pairs),
+        "supported": bool((main["lower"] > 0).all()),
+        "intervals": intervals,
+        "supported_by": supported_by,
+    }
+
+
+def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
+    """Kendall τ between resampled orders and the reported one: bootstrap replicates, and Gaussian
+    draws from the Fisher and sandwich covariances."""
+    default = fits["default"]
+    k = len(default.players)
+    q = (1 - level) / 2
+    rng = np.random.default_rng(seed)
+    taus = {"bootstrap": kendall_to_reference(fits["bootstrap"].draws[:, :k], default.score)}
+    for name in ("fisher", "sandwich", "default"):
+        f = fits[name]
+        g = rng.multivariate_normal(f.score, f.cov[:k, :k], size=400, method="eigh")
+        taus[name] = kendall_to_reference(g, default.score)
+    iv = {n: [float(np.quantile(t, q)), float(np.quantile(t, 1 - q))] for n, t in taus.items()}
+    main = taus["default"]
+    return {
+        "estimate": float(np.mean(main)),
+        "lower": iv["default"][0],
+        "upper": iv["default"][1],
+        "p_value": None,
+        "interval": f"{default.interval}: Kendall τ of 400 Gaussian draws vs the reported order",
+        "contrast": f"Kendall τ ≥ {TAU_THRESHOLD}",
+        "n_contrasts": k * (k - 1) // 2,
+        "supported": bool(iv["default"][0] >= TAU_THRESHOLD),
+        "intervals": {n: v for n, v in iv.items() if n != "default"},
+        "supported_by": {n: bool(v[0] >= TAU_THRESHOLD) for n, v in iv.items() if n != "default"},
+    }
+
+
+def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
+    """P(claim holds) = share of posterior draws in which it holds."""
+    k = len(bayes_fit.players)
+    draws = bayes_fit.draws[:, :k]
+    if claim.kind == "order":
+        hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) >= TAU_THRESHOLD
+    else:
+        hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference)) > 0
+    return {"probability": float(np.mean(hold)), "method": bayes_fit.method, "n_draws": int(len(hold))}
+
+
+# ---------------------------------------------------------------------------------- perturbation
+def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None) -> dict:
+    """Smallest verified perturbation per action type (greedy influence audit + exact refit)."""
+    from bayesrank.influence.greedy import greedy_audit
+    from bayesrank.influence.objectives import parse_objective
+
+    out = {}
+    try:
+        objective = parse_objective(claim.objective, state)
+    except Exception as err:  # noqa: BLE001 - recorded, not hidden: the claim has no audit
+        return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
+                    "reason": f"not audited: {err}"} for a in actions}
+    if objective.broken(state.theta, state.hinv):
+        return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
+                    "reason": "the claim is false at the point estimate"} for a in actions}
+    for action in actions:
+        res = greedy_audit(state, objective, action, budget=budget)
+        out[action] = {
+            "broken": bool(res.broken),
+            "budget": res.budget,
+            "fraction": res.fraction,
+            "verified": bool(res.verified),
+            "budget_limit": res.budget_limit,
+            "reason": res.reason,
+            "actions": res.actions.to_dict(orient="records"),
+        }
+    return out
+
+
+def smallest_fraction(perturbation: dict) -> float | None:
+    """The smallest verified overturning fraction over action types (None: none found)."""
+    fr = [p["fraction"] for p in perturbation.values() if p.get("broken") and p.get("verified")]
+    return min(fr) if fr else None
+
+
+# ---------------------------------------------------------------------------------- the section
+@dataclass
+class ClaimAnswer:
+    claim: Claim
+    frequentist: dict
+    bayesian: dict | None
+    perturbation: dict
+    verdict: str
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict,
+                "frequentist": self.frequentist, "bayesian": self.bayesian, "perturbation": self.perturbation,
+                "notes": self.notes}
+
+
+def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: int, fragile_below: float,
+                  budget=None, progress=None) -> list[ClaimAnswer]:
+    """Frequentist, Bayesian and perturbation answers and the verdict of each claim."""
+    default = fits["default"]
+    bayes = fits.get("nuts") or fits.get("laplace")
+    out = []
+    for n, claim in enumerate(claims):
+        if progress:
+            progress(f"claim {claim.text}: intervals and audits", n, len(claims))
+        freq = frequentist_answer(claim, fits, level, z, seed)
+        bay = bayesian_answer(claim, bayes, default.score) if bayes is not None else None
+        pert = perturbation_answer(claim, state, budget=budget)
+        v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
+                    smallest_fraction(pert), fragile_below)
+        notes = []
+        if bay is not None and freq["supported"] != (bay["probability"] >= level):
+            notes.append("the frequentist and the Bayesian answers disagree")
+        if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
+            notes.append("the intervals disagree: " + ", ".join(
+                f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, notes))
+    return out

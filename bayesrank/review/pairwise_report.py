@@ -1,0 +1,54 @@
+"""Pairwise and judge data: read, fit every method, answer every claim, assemble the report."""
+
+from __future__ import annotations
+
+from bayesrank.review.claims import default_claims, parse_claim
+from bayesrank.review.report import ReviewReport
+
+
+def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
+                    budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
+                    draws: int = 500, chains: int = 4) -> ReviewReport:
+    from scipy.stats import norm
+
+    from bayesrank.data import comparison_graph, read_comparisons
+    from bayesrank.influence.state import BTState
+    from bayesrank.review.fits import fit_all
+    from bayesrank.review.leaderboard import sections
+    from bayesrank.review.pairwise import answer_claims
+    from bayesrank.review.reproducibility import appendix
+
+    say = progress or (lambda *a: None)
+    say("reading data")
+    comps = read_comparisons(path, format=format, judge=judge_col, on_invalid="exclude" if exclude_invalid else "raise")
+    counts = comps.aggregate()
+    graph = comparison_graph(counts)
+    if not graph.finite_mle:
+        from bayesrank.errors import NoFiniteEstimateError
+
+        raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice()
+                                    + "; restrict to the finite core first (bayesrank.data.finite_core)")
+    fits = fit_all(comps, level=level, seed=seed, fast=fast, draws=draws, chains=chains, progress=say)
+    default = fits["default"]
+    ranking = [str(p) for p in default.table()["player"]]
+    parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
+    z = float(norm.ppf(0.5 + level / 2))
+    state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half")
+    answers = answer_claims(parsed, fits, state, level=level, z=z, seed=seed, fragile_below=fragile_below,
+                            budget=budget, progress=lambda label, n, total: say(label))
+    secs, table = sections(fits, comps, level, seed, graph.advice())
+    parts = {name: f.diagnostics for name, f in fits.items()}
+    notes = []
+    if kind == "judges":
+        from bayesrank.review.judges import judge_sections
+
+        say("judges: HJA consensus and per-judge fits")
+        jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, level=level, seed=seed, fast=fast)
+        secs = jsecs + secs
+        parts.update(jparts)
+        notes += jnotes
+    leaderboard = table[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
+    rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command)
+    title = f"Review of {path.name}: {len(answers)} claims about {len(default.players)} players"
+    return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
+                        reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes)

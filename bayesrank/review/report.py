@@ -1,0 +1,122 @@
+"""The reviewer's report as a result object: verdicts first, then the evidence, then the appendix.
+
+``ReviewReport`` speaks the package's result protocol (``bayesrank.protocol.Result``): ``table()``
+is the claims table, ``to_dict()`` the JSON (schema ``review``), ``summary()`` the text,
+``to_html()`` / ``to_markdown()`` the two renderings, ``plot()`` the leaderboard figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from bayesrank.protocol import Diagnostics, Result
+from bayesrank.review.verdict import VERDICTS, rule_text
+
+
+@dataclass
+class Section:
+    """One block of evidence: paragraphs, captioned tables, figures and its JSON data.
+
+    A figure is ``(caption, draw, size)``: ``draw(ax)`` draws it into a matplotlib Axes of ``size``
+    inches, so the HTML, a notebook and ``plot(ax)`` draw the same picture."""
+
+    key: str
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    figures: list[tuple] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class ReviewReport(Result):
+    """Claims with their verdicts, the evidence sections and the reproducibility appendix."""
+
+    schema = "review"
+
+    kind: str
+    title: str
+    level: float
+    fragile_below: float
+    claims: list  # ClaimAnswer-like: .to_dict(), .claim.text, .verdict, .frequentist, .bayesian, .perturbation
+    sections: list[Section]
+    reproducibility: dict
+    parts: dict[str, Diagnostics] = field(default_factory=dict)
+    leaderboard: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        return Diagnostics.combine("review", self.parts)
+
+    @property
+    def rule(self) -> str:
+        return rule_text(self.level, self.fragile_below)
+
+    def verdict_counts(self) -> dict:
+        counts = {v: 0 for v in VERDICTS}
+        for c in self.claims:
+            counts[c.verdict] += 1
+        return counts
+
+    # ------------------------------------------------------------------ protocol
+    def table(self) -> pd.DataFrame:
+        """One row per claim: verdict, frequentist estimate/interval/p, Bayesian probability, and the
+        smallest verified overturning fraction per action."""
+        rows = []
+        for c in self.claims:
+            f = c.frequentist or {}
+            b = c.bayesian or {}
+            row = {"claim": c.claim.text, "verdict": c.verdict, "estimate": f.get("estimate"),
+                   "lower": f.get("lower"), "upper": f.get("upper"), "p_value": f.get("p_value"),
+                   "probability": b.get("probability")}
+            for action, p in (c.perturbation or {}).items():
+                row[f"{action}_fraction"] = p.get("fraction") if p.get("broken") and p.get("verified") else None
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        counts = self.verdict_counts()
+        lines = [f"{self.title}", f"kind: {self.kind}; " + ", ".join(f"{n} {v}" for v, n in counts.items()),
+                 "rule: " + self.rule, ""]
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            lines.append(self.table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        lines += ["", self.diagnostics.line()]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        out = {**self._envelope(), "kind": self.kind, "title": self.title, "level": self.level,
+               "fragile_below": self.fragile_below, "rule": self.rule, "verdicts": self.verdict_counts(),
+               "claims": [c.to_dict() for c in self.claims]}
+        if self.leaderboard is not None:
+            out["leaderboard"] = self.leaderboard.to_dict(orient="records")
+        out["sections"] = {s.key: {"title": s.title, **s.data} for s in self.sections}
+        out["notes"] = list(self.notes)
+        out["reproducibility"] = self.reproducibility
+        return out
+
+    def plot(self, ax=None, **kwargs):
+        """The first figure of the report (the leaderboard's rank spread when there is one)."""
+        import matplotlib.pyplot as plt
+
+        for s in self.sections:
+            if s.figures:
+                _, draw, size = s.figures[0]
+                if ax is None:
+                    _, ax = plt.subplots(figsize=size)
+                draw(ax)
+                return ax.figure
+        raise ValueError("this report has no figure")
+
+    # ------------------------------------------------------------------ renderings
+    def to_html(self) -> str:
+        from bayesrank.review.render import html
+
+        return html(self)
+
+    def to_markdown(self) -> str:
+        from bayesrank.review.render import markdown
+
+        return markdown(self)

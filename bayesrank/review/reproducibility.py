@@ -1,0 +1,50 @@
+"""The appendix that lets anyone rerun a report: data hash, rows read and excluded, versions, seed, command."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("bayesrank", "pymc", "pytensor", "arviz", "numpy", "scipy", "pandas", "xarray")
+
+
+def sha256_of(path: str | Path) -> str:
+    """SHA-256 of a file, or of every file of a directory in sorted relative-path order."""
+    p = Path(path)
+    h = hashlib.sha256()
+    files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
+    for q in files:
+        if p.is_dir():
+            h.update(str(q.relative_to(p)).encode() + b"\0")
+        with open(q, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def versions() -> dict:
+    out = {"python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def appendix(data_path, n_rows: int, exclusions: dict, seed: int, command: list[str] | None) -> dict:
+    """``{data, data_sha256, n_rows, n_excluded, excluded_by_reason, versions, seed, command}``."""
+    cmd = command if command is not None else ["bayesrank", *sys.argv[1:]]
+    return {
+        "data": str(data_path),
+        "data_sha256": sha256_of(data_path),
+        "n_rows": int(n_rows),
+        "n_excluded": int(exclusions.get("total", 0)),
+        "excluded_by_reason": dict(exclusions.get("by_reason", {})),
+        "versions": versions(),
+        "seed": int(seed),
+        "command": shlex.join(cmd),
+    }
