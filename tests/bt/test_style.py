@@ -1,0 +1,191 @@
+"""Style-controlled Bradley–Terry (bayesrank.bt.style): row-level Newton MLE against statsmodels'
+logistic GLM (player contrasts + features), closed forms, simulation with known truth, bootstrap vs
+sandwich, bad input, JSON schema."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from bayesrank.bt.style import (
+    StyleBT,
+    battle_data,
+    covariance,
+    feature_name,
+    fit_style_newton,
+    pair_counts,
+    parse_style,
+    simulate_style_battles,
+)
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.errors import InputError, NoFiniteEstimateError
+from bayesrank.protocol import validate
+
+STYLE = "s0_a:s0_b,s1_a:s1_b"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    frame, theta, beta = simulate_style_battles(n_players=8, n_battles=4000, beta=(0.6, -0.3), tie_rate=0.1, seed=11)
+    return frame, theta, beta
+
+
+@pytest.fixture(scope="module")
+def data(sim):
+    return battle_data(Comparisons.from_frame(sim[0]), STYLE)
+
+
+def _design(d):
+    """Treatment-coded player contrasts (player 0 as reference) + features: statsmodels' design."""
+    k = d.n_players
+    z = np.zeros((d.n_rows, k))
+    z[np.arange(d.n_rows), d.i] += 1.0
+    z[np.arange(d.n_rows), d.j] -= 1.0
+    return np.column_stack([z[:, 1:], d.X])
+
+
+def _to_sum_to_zero(k, p):
+    """Linear map from (θ_2..θ_K, β) with θ_1 = 0 to (centred θ, β)."""
+    m = np.zeros((k + p, k - 1 + p))
+    m[1:k, : k - 1] = np.eye(k - 1)
+    m[:k] -= m[:k].mean(axis=0)
+    m[k:, k - 1 :] = np.eye(p)
+    return m
+
+
+@pytest.fixture(scope="module")
+def glm(data):
+    import statsmodels.api as sm
+
+    model = sm.GLM(data.y, _design(data), family=sm.families.Binomial(), freq_weights=data.freq)
+    return model.fit(tol=1e-13), model.fit(tol=1e-13, cov_type="HC0")
+
+
+def test_mle_equals_statsmodels_glm(data, glm):
+    fisher, hc0 = glm
+    res = fit_style_newton(data)
+    k, p = data.n_players, data.n_features
+    m = _to_sum_to_zero(k, p)
+    np.testing.assert_allclose(res.params, m @ fisher.params, atol=1e-6)
+    np.testing.assert_allclose(covariance(data, res.params, res.hessian, "fisher"), m @ fisher.cov_params() @ m.T,
+                               atol=1e-6)
+    np.testing.assert_allclose(covariance(data, res.params, res.hessian, "sandwich"), m @ hc0.cov_params() @ m.T,
+                               atol=1e-6)
+    assert res.gradient_norm < 1e-8
+
+
+def test_no_features_equals_aggregated_bt(data):
+    """Without style features the row-level fit is the plain BT MLE on pair counts (bt.mle)."""
+    from bayesrank.bt.mle import fit_newton
+
+    plain = data.without_features()
+    np.testing.assert_allclose(fit_style_newton(plain).params, fit_newton(pair_counts(data), "half")[0], atol=1e-9)
+
+
+def test_two_players_closed_form():
+    """K = 2, one binary-valued feature: θ_a − θ_b and β from the two 2×2 win tables in closed form.
+    With d ∈ {−1, +1} (scale-only standardisation of ±1) the logits are δ ± β, so
+    δ + β = logit(win rate | d = +1) and δ − β = logit(win rate | d = −1)."""
+    rows = []
+    for d, wins, losses in ((1, 30, 10), (-1, 12, 24)):
+        xa, xb = (2.0, 1.0) if d == 1 else (1.0, 2.0)
+        rows += [("A", "B", o, xa, xb) for o in ["a"] * wins + ["b"] * losses]
+    df = pd.DataFrame(rows, columns=["model_a", "model_b", "outcome", "x_a", "x_b"])
+    data = battle_data(Comparisons.from_frame(df), "x_a:x_b", standardize="scale")
+    res = fit_style_newton(data)
+    assert np.allclose(np.abs(data.X[:, 0]), 1.0)
+    lp, lm = np.log(30 / 10), np.log(12 / 24)
+    delta, beta = (lp + lm) / 2, (lp - lm) / 2
+    np.testing.assert_allclose([res.params[0] - res.params[1], res.params[2]], [delta, beta], atol=1e-10)
+
+
+def test_known_truth_recovered():
+    frame, theta, beta = simulate_style_battles(n_players=10, n_battles=20000, beta=(0.5, -0.25), seed=3)
+    fit = StyleBT(frame, STYLE).fit("mle")
+    z = (fit.coef - beta) / fit.coef_sd
+    assert np.all(np.abs(z) < 4), z
+    err = fit.score - theta.loc[fit.players].to_numpy()
+    assert np.all(np.abs(err / (fit.upper - fit.lower) * 2 * 1.96) < 4)
+
+
+def test_bootstrap_sd_matches_sandwich(data):
+    bt = StyleBT(data)
+    boot = bt.fit("bootstrap", n_boot=400, seed=5)
+    sand = bt.fit("mle", ci="sandwich")
+    ratio = np.sqrt(np.diag(boot.cov)) / np.sqrt(np.diag(sand.cov))
+    assert boot.diagnostics.converged and boot.diagnostics.n_failed == 0
+    # Monte Carlo SE of an SD from 400 resamples ≈ 1/sqrt(800) = 3.5%: 12% is > 3 SE
+    assert np.all(np.abs(ratio - 1) < 0.12), ratio
+
+
+def test_result_protocol_and_rank_change(data, tmp_path):
+    fit = StyleBT(data).fit("mle", ci="sandwich")
+    t = fit.table()
+    assert list(t.columns) == ["player", "score", "lower", "upper", "rank", "rank_ci", "plain_score", "plain_rank",
+                               "rank_change", "n_matches"]
+    np.testing.assert_array_equal(t["rank_change"], t["plain_rank"] - t["rank"])
+    assert t["rank"].tolist() == sorted(t["rank"])  # sorted by score
+    # rank_ci: 1 + players significantly ahead by the pairwise contrast rule
+    z = norm.ppf(0.975)
+    s, c = fit.score, fit.cov
+    for a in range(len(s)):
+        ahead = sum(s[b] - s[a] > z * np.sqrt(c[a, a] + c[b, b] - 2 * c[a, b]) for b in range(len(s)) if b != a)
+        assert fit.rank_ci[a] == 1 + ahead
+    d = fit.to_dict()
+    assert d["schema"] == "style_fit" and [s["feature"] for s in d["style"]] == ["s0", "s1"]
+    fit.to_json(tmp_path / "fit.json")
+    bad = dict(d, style=[{"feature": "s0", "coef": "big", "lower": 0, "upper": 1}])
+    with pytest.raises(Exception, match="is not of type"):
+        validate(bad, "style_fit")
+    assert "rank_change" in fit.summary()
+    fit.plot()
+    tree = fit.to_datatree()
+    assert tree["estimate"]["coef"].dims == ("feature",)
+
+
+def test_transform_matches_lmarena_definition():
+    """(x_a − x_b)/(x_a + x_b), 0 when both are 0, then standardised (mean 0, SD 1 with ddof 0)."""
+    df = pd.DataFrame({"model_a": ["A", "B", "A", "B"], "model_b": ["B", "A", "B", "A"], "outcome": ["a", "b", "tie", "a"],
+                       "h_a": [3, 0, 1, 5], "h_b": [1, 0, 1, 0]})
+    d = battle_data(Comparisons.from_frame(df), "h_a:h_b")
+    raw = np.array([0.5, 0.0, 0.0, 1.0])
+    np.testing.assert_allclose(d.X[:, 0], (raw - raw.mean()) / raw.std())
+    assert d.transform["h"]["mean"] == pytest.approx(raw.mean())
+    np.testing.assert_allclose(d.y, [1, 0, 0.5, 1])
+    assert feature_name("len_output_1", "len_output_2") == "len_output"
+    assert feature_name("bold_count_a", "bold_count_b") == "bold_count"
+    assert feature_name("tokens", "words") == "tokens-words"
+
+
+def test_ties_drop_counted(sim):
+    frame = sim[0]
+    d = battle_data(Comparisons.from_frame(frame), STYLE, ties="drop")
+    n_ties = int((frame["outcome"] == "tie").sum())
+    assert d.exclusions.counts["tie (ties='drop')"] == n_ties and d.n_rows == len(frame) - n_ties
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("s0_a", "not A_COL:B_COL"), ("s0_a:nope", "no column 'nope'"), ("s0_a:s0_b:s1_a", "not A_COL:B_COL"),
+])
+def test_bad_style_spec(sim, spec, match):
+    with pytest.raises(InputError, match=match):
+        battle_data(Comparisons.from_frame(sim[0]), spec)
+
+
+def test_bad_values_and_options(sim):
+    frame = sim[0].copy()
+    frame.loc[7, "s0_a"] = np.nan
+    with pytest.raises(InputError, match=r"column 's0_a': 1 rows .*rows \[7\]"):
+        battle_data(Comparisons.from_frame(frame), STYLE)
+    with pytest.raises(InputError, match="ties"):
+        battle_data(Comparisons.from_frame(sim[0]), STYLE, ties="davidson")
+    with pytest.raises(InputError, match="method"):
+        StyleBT(sim[0], STYLE).fit("em")
+    assert parse_style("a:b, c:d") == [("a", "b"), ("c", "d")]
+
+
+def test_no_finite_mle_raises():
+    df = pd.DataFrame({"model_a": ["A", "A", "B", "C"], "model_b": ["B", "C", "C", "A"], "outcome": ["a", "a", "a", "b"],
+                       "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
+    with pytest.raises(NoFiniteEstimateError, match="finite"):
+        StyleBT(df, "x_a:x_b").fit()  # A never loses
