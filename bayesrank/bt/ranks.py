@@ -223,13 +223,14 @@ class RankSets:
 
 def rank_confidence_sets(
     score, cov, players=None, level: float = 0.95, *, simultaneous: bool = True, errors=None,
-    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True,
+    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True, indices=None,
 ) -> RankSets:
     """Rank confidence sets from simultaneous intervals on pairwise contrasts (module docstring).
 
     ``errors``: (S, K) draws of θ̂ − θ (e.g. bootstrap replicates minus the point estimate); when
     None, ``n_sim`` draws from ``N(0, cov)`` with ``seed``. ``simultaneous=False`` gives each
-    player's marginal set."""
+    player's marginal set (only for the player positions in ``indices`` when given; the others get
+    the trivial set [1, K] and a NaN critical value)."""
     _check_level(level)
     th = np.asarray(score, dtype=float)
     k = len(th)
@@ -256,17 +257,17 @@ def rank_confidence_sets(
         lower = 1 + rej.sum(axis=0)  # rej[b, a]: b significantly ahead of a
         upper = k - rej.sum(axis=1)
         return RankSets(players, lower, upper, "simultaneous", critical, level, stepdown, len(z), tuple(crits), rej)
-    lower = np.empty(k, dtype=int)
-    upper = np.empty(k, dtype=int)
-    first = []
-    for a in range(k):
+    lower = np.ones(k, dtype=int)
+    upper = np.full(k, k, dtype=int)
+    first = [float("nan")] * k
+    for a in range(k) if indices is None else np.atleast_1d(indices):
         pairs = np.zeros((k, k), dtype=bool)
         pairs[a, :] = off[a]
         pairs[:, a] = off[:, a]
         rej, crits = _stepdown(th, sd, z, pairs, level, stepdown)
         lower[a] = 1 + rej[:, a].sum()
         upper[a] = k - rej[a, :].sum()
-        first.append(crits[0])
+        first[a] = crits[0]
     return RankSets(players, lower, upper, "marginal", critical, level, stepdown, len(z), tuple(first))
 
 
