@@ -428,25 +428,12 @@ def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, 
 
 # ====================================================================== the result object
 def fit_diagnostics(fit) -> Diagnostics:
-    """The fit's :class:`Diagnostics` (or one built from the legacy ``diagnostics`` dict)."""
+    """The fit's :class:`Diagnostics`; an object without them (scores from elsewhere) gets an
+    ``exact`` record that says so in its method name."""
     d = getattr(fit, "diagnostics", None)
     if isinstance(d, Diagnostics):
         return d
-    d = d or {}
-    if fit.method == "nuts" and "rhat_max" in d:
-        s = fit.settings
-        return Diagnostics.from_sampler_values(
-            "nuts", d["rhat_max"], d["ess_bulk_min"], d["ess_tail_min"], max(int(d.get("divergences", 0)), 0),
-            int(s.get("chains", 1)), int(s.get("draws", 0)))
-    if "converged" in d:  # map / laplace: Newton on the PyMC posterior
-        return Diagnostics(kind="optimizer", method=fit.method, converged=bool(d["converged"]),
-                           messages=() if d["converged"] else (f"{fit.method}: Newton did not converge",),
-                           optimizer_status="success" if d["converged"] else "failure", gradient_norm=None,
-                           gradient_tol=0.0, iterations=d.get("newton_iterations"))
-    # mle/bootstrap: BradleyTerry.mle raises unless Newton converged (step below 1e-10)
-    return Diagnostics(kind="optimizer", method=fit.method, converged=True, optimizer_status="success",
-                       gradient_norm=None, gradient_tol=0.0,
-                       extra={"note": "Newton converged (step < 1e-10); gradient norm not recorded by the fit"})
+    return Diagnostics.exact(f"rank analysis of a {getattr(fit, 'method', 'given')} fit without recorded diagnostics")
 
 
 @dataclass
