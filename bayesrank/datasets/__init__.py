@@ -39,6 +39,7 @@ ALIASES = {
     "llmfao": "llmfao/crowd-comparisons.csv",
     "llmfao-gpt3": "llmfao/gpt3-crowd-comparisons.csv",
     "llmfao-gpt4": "llmfao/gpt4-crowd-comparisons.csv",
+    "llmfao-panel": "llmfao/panel-crowd-gpt3-gpt4.csv",
     "nba": "sports/nba_games_2023_24_tidy.csv",
     "evalica-food": "evalica/food.csv",
     "evalica-simple": "evalica/simple.csv",

@@ -49,20 +49,19 @@ def claim_under_consensus(claim, hja_fit, reference_players, reference_theta) ->
 
 def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: bool):
     """(sections, diagnostics parts, notes) for data with a judge column."""
-    from scipy.stats import norm
-
     from bayesrank.bt import BradleyTerry
+    from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph
     from bayesrank.errors import InputError
     from bayesrank.hja.model import HJA
 
-    z = float(norm.ppf(0.5 + level / 2))
+    z = two_sided_z(level)
     pooled = BradleyTerry(comps, level=level).fit("mle")
     ref_players, ref_theta = pooled.players, pooled.score
     notes = []
     try:
         hja = HJA(comps, rank=1, min_per_judge=MIN_PER_JUDGE, seed=seed)
-        hfit = hja.fit("mle", level=level) if "level" in HJA.fit.__code__.co_varnames else hja.fit("mle")
+        hfit = hja.fit("mle")
     except InputError as err:
         notes.append(f"HJA not fitted: {err}")
         hfit = None

@@ -51,20 +51,22 @@ def kendall_to_reference(draws: np.ndarray, reference: np.ndarray) -> np.ndarray
     """Kendall τ-b between each draw's order and the reference order (vectorised over draws)."""
     from scipy.stats import kendalltau
 
-    return np.array([kendalltau(d, reference).statistic for d in draws])
+    return np.array([kendalltau(d, reference).statistic for d in draws])  # τ-b: scipy's default
 
 
 # ---------------------------------------------------------------------------------- frequentist
 def contrast_table(fit, pairs, z: float) -> pd.DataFrame:
-    """est, sd, lower, upper, p (directional two-sided Wald) of each contrast under ``fit``'s covariance."""
+    """est, sd, lower, upper of each contrast θ_a − θ_b under ``fit``'s covariance (as
+    ``LeaderboardFit.contrast``), and its directional p-value ``min(1, 2Φ(−est/sd))`` (equal to the
+    two-sided Wald p-value when est > 0; 1 when the point estimate contradicts the claim)."""
     from scipy.stats import norm
 
-    k = len(fit.players)
-    cov = fit.cov[:k, :k]
+    from bayesrank.bt.result import contrast_sd
+
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     est = fit.score[a] - fit.score[b]
-    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2 * cov[a, b], 0.0))
+    sd = contrast_sd(fit.theta_cov)[a, b]
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.minimum(1.0, 2 * norm.sf(est / sd))
     return pd.DataFrame({"a": a, "b": b, "estimate": est, "sd": sd, "lower": est - z * sd, "upper": est + z * sd,
@@ -122,7 +124,7 @@ def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
     taus = {"bootstrap": kendall_to_reference(fits["bootstrap"].draws[:, :k], default.score)}
     for name in ("fisher", "sandwich", "default"):
         f = fits[name]
-        g = rng.multivariate_normal(f.score, f.cov[:k, :k], size=400, method="eigh")
+        g = rng.multivariate_normal(f.score, f.theta_cov, size=400, method="eigh")
         taus[name] = kendall_to_reference(g, default.score)
     iv = {n: [float(np.quantile(t, q)), float(np.quantile(t, 1 - q))] for n, t in taus.items()}
     main = taus["default"]

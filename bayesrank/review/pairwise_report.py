@@ -9,8 +9,7 @@ from bayesrank.review.report import ReviewReport
 def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
                     draws: int = 500, chains: int = 4) -> ReviewReport:
-    from scipy.stats import norm
-
+    from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import fit_all
@@ -32,7 +31,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
-    z = float(norm.ppf(0.5 + level / 2))
+    z = two_sided_z(level)
     state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half")
     answers = answer_claims(parsed, fits, state, level=level, z=z, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))

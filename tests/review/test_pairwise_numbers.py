@@ -1,0 +1,131 @@
+"""The pairwise report's numbers against independent references and the modules' own commands."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy.stats import norm
+
+from bayesrank.bt import BradleyTerry
+from bayesrank.cli import main
+from bayesrank.data import read_comparisons
+from bayesrank.datasets import path
+
+A, B = "Boston Celtics", "Denver Nuggets"
+
+
+@pytest.fixture(scope="module")
+def nba_glm():
+    """Unpenalised logistic regression on the ±1 design (player K is the reference, θ_K = 0)."""
+    df = pd.read_csv(path("nba"))
+    players = sorted(set(df.home_team) | set(df.away_team))
+    x = np.zeros((len(df), len(players)))
+    idx = {p: i for i, p in enumerate(players)}
+    x[np.arange(len(df)), df.home_team.map(idx)] = 1
+    x[np.arange(len(df)), df.away_team.map(idx)] = -1
+    y = (df.home_pts > df.away_pts).astype(float)
+    res = sm.GLM(y, x[:, :-1], family=sm.families.Binomial()).fit(tol=1e-13)
+    return players, res
+
+
+def _claim(report, text):
+    return next(c for c in report.claims if c.claim.text == text)
+
+
+def test_pair_claim_equals_statsmodels_wald_test(nba_report, nba_glm):
+    players, res = nba_glm
+    c = np.zeros(len(players) - 1)
+    c[players.index(A)], c[players.index(B)] = 1, -1
+    est = float(c @ res.params)
+    se = float(np.sqrt(c @ res.cov_params() @ c))
+    f = _claim(nba_report, f"{A}>{B}").frequentist
+    assert f["interval"] == "fisher"  # no ties: the default interval is Fisher
+    assert f["estimate"] == pytest.approx(est, abs=1e-8)
+    assert f["lower"] == pytest.approx(est - norm.ppf(0.975) * se, abs=1e-7)
+    assert f["upper"] == pytest.approx(est + norm.ppf(0.975) * se, abs=1e-7)
+    assert f["p_value"] == pytest.approx(2 * norm.sf(abs(est) / se), rel=1e-6)
+    assert f["supported"] == (est - norm.ppf(0.975) * se > 0)
+    # the reversed claim: same contrast, directional p-value 1 when the estimate contradicts it
+    r = _claim(nba_report, f"{B}>{A}").frequentist
+    assert r["estimate"] == pytest.approx(-est) and (r["p_value"] == 1.0) == (est > 0)
+
+
+def test_top1_is_an_intersection_union_test_over_every_rival(nba_report, nba_glm):
+    players, res = nba_glm
+    theta = np.append(res.params, 0.0)
+    cov = np.zeros((len(players), len(players)))
+    cov[:-1, :-1] = res.cov_params()
+    lead = int(np.argmax(theta))
+    p = []
+    for b in range(len(players)):
+        if b != lead:
+            d = theta[lead] - theta[b]
+            se = np.sqrt(cov[lead, lead] + cov[b, b] - 2 * cov[lead, b])
+            p.append(min(1.0, 2 * norm.sf(d / se)))
+    f = _claim(nba_report, "top1").frequentist
+    assert f["p_value"] == pytest.approx(max(p), rel=1e-6)
+    assert f["n_contrasts"] == len(players) - 1
+    assert f["contrast"].startswith(players[lead])
+
+
+def test_leaderboard_equals_the_fit_command(nba_report, tmp_path):
+    out = tmp_path / "fit.json"
+    assert main(["fit", "nba", "--json", str(out)]) == 0
+    fit = json.loads(out.read_text())
+    cmd = pd.DataFrame(fit["players"]).set_index("player")
+    lb = nba_report.leaderboard.set_index("player")
+    for col in ("score", "lower", "upper", "rank"):
+        np.testing.assert_allclose(lb[col].to_numpy(dtype=float), cmd.loc[lb.index, col].to_numpy(dtype=float), atol=1e-10)
+    assert (lb["rank_lower"] <= lb["rank"]).all() and (lb["rank"] <= lb["rank_upper"]).all()
+
+
+def test_perturbations_are_verified_by_an_independent_refit(nba_report):
+    """Apply each listed drop/flip/add to the games and refit (statsmodels GLM): the claim is overturned."""
+    claim = _claim(nba_report, "top1")
+    df = pd.read_csv(path("nba"))
+    base = read_comparisons(df)
+    rows = pd.DataFrame({"model_a": base.frame["model_a"].astype(str), "model_b": base.frame["model_b"].astype(str),
+                         "outcome": base.frame["outcome"].astype(str)})
+    assert set(rows.outcome) == {"a", "b"}
+    leader = nba_report.leaderboard["player"].iloc[0]
+    for action, p in claim.perturbation.items():
+        assert p["broken"] and p["verified"], action
+        d = rows.copy()
+        for act in p["actions"]:
+            a, b, n = act["player_a"], act["player_b"], int(act["count"])
+            winner_is_a = act["outcome"] == "a_wins"
+            if action == "add":
+                new = pd.DataFrame({"model_a": [a] * n, "model_b": [b] * n, "outcome": ["a" if winner_is_a else "b"] * n})
+                d = pd.concat([d, new], ignore_index=True)
+                continue
+            # matches of this pair with this winner, either orientation
+            m = ((d.model_a == a) & (d.model_b == b) & (d.outcome == ("a" if winner_is_a else "b"))) | \
+                ((d.model_a == b) & (d.model_b == a) & (d.outcome == ("b" if winner_is_a else "a")))
+            hit = d.index[m][:n]
+            assert len(hit) == n, (action, act)
+            if action == "drop":
+                d = d.drop(hit)
+            else:
+                d.loc[hit, "outcome"] = np.where(d.loc[hit, "outcome"] == "a", "b", "a")
+        fit = BradleyTerry(read_comparisons(d.reset_index(drop=True))).fit("mle")
+        new_leader = fit.table()["player"].iloc[0]
+        assert new_leader != leader, action
+        assert p["fraction"] == pytest.approx(p["budget"] / len(df))
+
+
+def test_bayesian_probability_matches_the_laplace_closed_form(nba_report):
+    """--fast: P(A > B) from 2,000 Laplace draws vs Φ(est/sd) of the same Gaussian (MC SE ≤ 0.0112)."""
+    lap = BradleyTerry(read_comparisons(path("nba")), ridge=1 / BradleyTerry(path("nba")).prior_sigma ** 2).fit("mle")
+    c = lap.contrast(A, B)
+    prob = _claim(nba_report, f"{A}>{B}").bayesian
+    assert prob["method"] == "laplace" and prob["n_draws"] == 2000
+    assert abs(prob["probability"] - norm.cdf(c.estimate / c.se)) < 4 * 0.0112
+
+
+def test_order_claim_uses_kendall_tau_of_resampled_orders(nba_report):
+    f = _claim(nba_report, "order").frequentist
+    assert f["p_value"] is None and f["lower"] <= f["estimate"] <= f["upper"] <= 1
+    # 30 teams with overlapping intervals: resampled orders are far from identical
+    assert f["supported"] is False and f["estimate"] < 0.9
