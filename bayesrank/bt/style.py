@@ -84,7 +84,8 @@ class BattleData:
 
     ``players`` (K,), ``i``/``j`` (N,) indices of player a / player b, ``y`` (N,) in {1, ½, 0},
     ``freq`` frequency weights, ``weight`` importance weights, ``X`` (N, p) transformed features
-    named ``features``; ``transform`` records how each feature was built (columns, mean, SD).
+    named ``features``; ``transform`` records how each feature was built (columns, mean, SD);
+    ``cluster`` optional integer cluster codes (e.g. the prompt) for the cluster-robust sandwich.
     """
 
     players: np.ndarray
@@ -99,6 +100,8 @@ class BattleData:
     ties: str = "half"
     exclusions: ExclusionLog = field(default_factory=ExclusionLog)
     raw: pd.DataFrame | None = field(default=None, repr=False)
+    cluster: np.ndarray | None = None
+    cluster_name: str | None = None
 
     @property
     def n_players(self) -> int:
@@ -146,6 +149,8 @@ class BattleData:
             freq=np.concatenate([self.freq, np.atleast_1d(freq).astype(float)]),
             weight=np.concatenate([self.weight, np.atleast_1d(weight).astype(float)]),
             X=np.vstack([self.X, np.atleast_2d(X).reshape(-1, self.n_features)]),
+            cluster=None if self.cluster is None else np.concatenate(
+                [self.cluster, self.cluster.max() + 1 + np.arange(len(np.atleast_1d(y)))]),
         )
 
 
@@ -177,6 +182,7 @@ def battle_data(
     ties: str = "half",
     transform: str = "normalized_diff",
     standardize: str = "center_scale",
+    cluster: str | None = None,
     **read_kw,
 ) -> BattleData:
     """:class:`BattleData` from :class:`~bayesrank.data.comparisons.Comparisons` (or a path or
@@ -184,7 +190,8 @@ def battle_data(
 
     ``style``: ``"A_COL:B_COL,..."`` or ``[(a_col, b_col), ...]`` naming numeric columns of the
     comparisons (carried through the readers). See the module docstring for ``transform`` and
-    ``standardize``. Ties: ``"half"`` (y = ½) or ``"drop"`` (excluded and counted).
+    ``standardize``. Ties: ``"half"`` (y = ½) or ``"drop"`` (excluded and counted). ``cluster``
+    names a column of cluster labels (e.g. the prompt) for the cluster-robust sandwich.
     """
     from bayesrank.data.comparisons import Comparisons
 
@@ -222,6 +229,15 @@ def battle_data(
     players = np.asarray(frame["model_a"].cat.categories, dtype=object)[used]
     freq = frame["weight"].to_numpy(dtype=float)
     y = np.array([1.0, 0.0, 0.5])[outcome]
+    X, names, info = _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers)
+    clusters = _cluster_codes(frame, cluster, row_numbers)
+    return BattleData(players=players, i=remap[a_codes].astype(np.int64), j=remap[b_codes].astype(np.int64), y=y,
+                      freq=freq, weight=np.ones(len(frame)), X=X, features=names, transform=info, ties=ties,
+                      exclusions=log, raw=frame, cluster=clusters, cluster_name=cluster)
+
+
+def _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers):
+    """(X, names, transform info) of the style column pairs (module docstring)."""
     cols, names, info = [], [], {}
     for a_col, b_col in pairs:
         raw = style_feature(_numeric(frame, a_col, row_numbers), _numeric(frame, b_col, row_numbers), transform)
@@ -240,16 +256,61 @@ def battle_data(
         names.append(name)
         cols.append(col)
         info[name] = {"a_col": a_col, "b_col": b_col, "transform": transform, "standardize": standardize,
-                      "mean": mean if standardize == "center_scale" else 0.0, "sd": sd}
+                      "mean": mean, "sd": sd}
     X = np.column_stack(cols) if cols else np.zeros((len(frame), 0))
-    return BattleData(players=players, i=remap[a_codes].astype(np.int64), j=remap[b_codes].astype(np.int64), y=y,
-                      freq=freq, weight=np.ones(len(frame)), X=X, features=names, transform=info, ties=ties,
-                      exclusions=log, raw=frame)
+    return X, names, info
+
+
+def _cluster_codes(frame, cluster, row_numbers):
+    if cluster is None:
+        return None
+    if cluster not in frame.columns:
+        raise InputError(f"cluster: no column {cluster!r}; the data have columns {list(frame.columns)}")
+    missing = frame[cluster].isna().to_numpy()
+    if missing.any():
+        rows = [int(r) for r in row_numbers[np.flatnonzero(missing)[:5]]]
+        raise InputError(f"column {cluster!r}: {int(missing.sum())} rows have no cluster label (0-based rows {rows})")
+    return pd.factorize(frame[cluster])[0].astype(np.int64)
+
+
+def soft_battle_data(frame: pd.DataFrame, model_a: str, model_b: str, prob_a: str, style=(), cluster: str | None = None,
+                     transform: str = "normalized_diff", standardize: str = "center_scale") -> BattleData:
+    """:class:`BattleData` with *fractional* outcomes: ``prob_a`` ∈ [0, 1] is the share of the battle
+    won by ``model_a`` (e.g. AlpacaEval's weighted judge: ``2 − preference``). One row per battle
+    (frequency 1), so drops/flips and the sandwich act on whole battles. Rows with a missing
+    ``prob_a`` are excluded and counted; self-comparisons raise."""
+    if transform not in TRANSFORMS or standardize not in STANDARDIZE:
+        raise InputError(f"transform must be in {TRANSFORMS} and standardize in {STANDARDIZE}")
+    for col in (model_a, model_b, prob_a):
+        if col not in frame.columns:
+            raise InputError(f"no column {col!r}; the data have columns {list(frame.columns)}")
+    log = ExclusionLog()
+    y = pd.to_numeric(frame[prob_a], errors="coerce").to_numpy(dtype=float)
+    missing = ~np.isfinite(y)
+    log.add(f"missing {prob_a}", int(missing.sum()), [int(r) for r in np.flatnonzero(missing)[:5]])
+    out = (~missing) & ((y < 0) | (y > 1))
+    if out.any():
+        raise InputError(f"column {prob_a!r}: rows {[int(r) for r in np.flatnonzero(out)[:5]]} outside [0, 1]")
+    same = (frame[model_a].astype(str) == frame[model_b].astype(str)).to_numpy() & ~missing
+    if same.any():
+        raise InputError(f"columns {model_a!r}/{model_b!r}: {int(same.sum())} self-comparisons "
+                         f"(0-based rows {[int(r) for r in np.flatnonzero(same)[:5]]})")
+    row_numbers = np.flatnonzero(~missing)
+    f = frame[~missing].reset_index(drop=True)
+    codes, players = pd.factorize(pd.concat([f[model_a].astype(str), f[model_b].astype(str)]), sort=True)
+    n = len(f)
+    freq = np.ones(n)
+    X, names, info = _feature_matrix(f, parse_style(style), freq, transform, standardize, row_numbers)
+    return BattleData(players=np.asarray(players, dtype=object), i=codes[:n].astype(np.int64),
+                      j=codes[n:].astype(np.int64), y=y[~missing], freq=freq, weight=np.ones(n), X=X, features=names,
+                      transform=info, ties="half", exclusions=log, raw=f,
+                      cluster=_cluster_codes(f, cluster, row_numbers), cluster_name=cluster)
 
 
 def pair_counts(data: BattleData):
     """The battles as :class:`~bayesrank.data.aggregate.PairCounts` (features ignored; importance
-    weights multiply the counts): the plain Bradley–Terry sufficient statistics."""
+    weights multiply the counts; a fractional outcome y counts y wins and 1 − y losses, y = ½ a
+    tie): the plain Bradley–Terry sufficient statistics."""
     from bayesrank.data.aggregate import PairCounts
 
     k = data.n_players
@@ -257,11 +318,13 @@ def pair_counts(data: BattleData):
     swapped = data.i > data.j
     yi = np.where(swapped, 1.0 - data.y, data.y)  # outcome from the view of the lower index
     w = data.freq * data.weight
-    cell = np.where(data.y == 0.5, 2, np.where(yi == 1.0, 0, 1))
+    tie = data.y == 0.5
     code = lo * k + hi
     uniq, inv = np.unique(code, return_inverse=True)
-    tab = np.zeros((len(uniq), 3))
-    np.add.at(tab, (inv, cell), w)
+    r = len(uniq)
+    tab = np.column_stack([np.bincount(inv, np.where(tie, 0.0, w * yi), r),  # fractional outcomes split
+                           np.bincount(inv, np.where(tie, 0.0, w * (1 - yi)), r),
+                           np.bincount(inv, np.where(tie, w, 0.0), r)])
     return PairCounts(data.players, (uniq // k).astype(np.int64), (uniq % k).astype(np.int64), tab[:, 0], tab[:, 1], tab[:, 2])
 
 
@@ -392,9 +455,19 @@ def fit_style_newton(data: BattleData, ridge=0.0, beta_ridge=0.0, start=None, to
 
 
 def meat(data: BattleData, params: np.ndarray) -> np.ndarray:
-    """``B = Σ_n f_n v_n² (σ(η_n) − y_n)² x_n x_nᵀ``."""
+    """``B = Σ_n f_n v_n² (σ(η_n) − y_n)² x_n x_nᵀ``; with clusters ``B = Σ_c S_c S_cᵀ``,
+    ``S_c = Σ_{n ∈ c} f_n v_n (σ(η_n) − y_n) x_n`` (cluster-robust, e.g. battles sharing a prompt)."""
     _, p, _ = loss_terms(data, params)
-    return assemble(data, data.freq * data.weight**2 * (p - data.y) ** 2)
+    if data.cluster is None:
+        return assemble(data, data.freq * data.weight**2 * (p - data.y) ** 2)
+    k, q = data.n_players, data.n_features
+    r = data.freq * data.weight * (p - data.y)
+    c = data.cluster
+    n_c = int(c.max()) + 1
+    s = (np.bincount(c * k + data.i, r, n_c * k) - np.bincount(c * k + data.j, r, n_c * k)).reshape(n_c, k)
+    if q:
+        s = np.hstack([s, np.column_stack([np.bincount(c, r * data.X[:, f], n_c) for f in range(q)])])
+    return s.T @ s
 
 
 def covariance(data: BattleData, params: np.ndarray, hessian: np.ndarray, kind: str = "fisher") -> np.ndarray:
@@ -444,7 +517,8 @@ class StyleBT:
     ``data``: :class:`BattleData`, :class:`~bayesrank.data.comparisons.Comparisons`, a DataFrame or
     a path (then ``style`` names the column pairs; see :func:`battle_data`). ``reweight=True``
     applies inverse-propensity pair weights with floor ``min_pair_count``
-    (:mod:`bayesrank.bt.reweight`). ``ridge``/``beta_ridge`` penalise the MLE; ``prior_sigma`` /
+    (:mod:`bayesrank.bt.reweight`). ``cluster`` (a column) makes the sandwich cluster-robust.
+    ``ridge``/``beta_ridge`` penalise the MLE; ``prior_sigma`` /
     ``beta_sigma`` are the PyMC priors (MAP = penalised MLE with ridge 1/σ², beta_ridge 1/σ_β²).
 
     ========== ==========================================================================
@@ -461,14 +535,14 @@ class StyleBT:
     def __init__(self, data, style=(), ties: str = "half", transform: str = "normalized_diff",
                  standardize: str = "center_scale", reweight: bool = False, min_pair_count: float = 50,
                  ridge: float = 0.0, beta_ridge: float = 0.0, prior_sigma: float | None = None,
-                 beta_sigma: float | None = None, level: float = 0.95):
+                 beta_sigma: float | None = None, level: float = 0.95, cluster: str | None = None):
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}")
         for name, v in (("ridge", ridge), ("beta_ridge", beta_ridge)):
             if not (np.isfinite(v) and v >= 0):
                 raise InputError(f"{name} must be a finite number >= 0, got {v}")
         if not isinstance(data, BattleData):
-            data = battle_data(data, style, ties=ties, transform=transform, standardize=standardize)
+            data = battle_data(data, style, ties=ties, transform=transform, standardize=standardize, cluster=cluster)
         if reweight:
             from bayesrank.bt.reweight import inverse_propensity_weights
 
@@ -549,7 +623,10 @@ class StyleBT:
                     raise InputError(f"ci must be 'fisher' or 'sandwich', got {ci!r}")
                 cov = covariance(self.data, res.params, res.hessian, ci)
                 sd = np.sqrt(np.clip(np.diag(cov), 0, None))
-                return self._result("mle", res.params, cov, res.params - z * sd, res.params + z * sd, ci, point,
+                label = ci
+                if ci == "sandwich" and self.data.cluster is not None:
+                    label = f"sandwich (clustered by {self.data.cluster_name}, {int(self.data.cluster.max()) + 1} clusters)"
+                return self._result("mle", res.params, cov, res.params - z * sd, res.params + z * sd, label, point,
                                     self.ridge)
             boot, failed = self._bootstrap(n_boot, seed, res.params, progress)
             ok = boot[np.all(np.isfinite(boot), axis=1)]

@@ -189,3 +189,32 @@ def test_no_finite_mle_raises():
                        "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
     with pytest.raises(NoFiniteEstimateError, match="finite"):
         StyleBT(df, "x_a:x_b").fit()  # A never loses
+
+
+def test_cluster_sandwich_equals_statsmodels_cluster(sim):
+    """Cluster-robust sandwich = statsmodels' GLM cov_type='cluster' without its small-sample factor."""
+    import statsmodels.api as sm
+
+    frame = sim[0].assign(prompt=np.arange(len(sim[0])) % 97)
+    d = battle_data(Comparisons.from_frame(frame), STYLE, cluster="prompt")
+    fit = StyleBT(d).fit("mle", ci="sandwich")
+    assert fit.interval.startswith("sandwich (clustered by prompt, 97 clusters)")
+    ref = sm.GLM(d.y, _design(d), family=sm.families.Binomial()).fit(
+        tol=1e-13, cov_type="cluster", cov_kwds={"groups": d.cluster, "use_correction": False})
+    m = _to_sum_to_zero(d.n_players, d.n_features)
+    np.testing.assert_allclose(fit.cov, m @ ref.cov_params() @ m.T, atol=1e-6)
+
+
+def test_soft_outcomes_equal_split_rows():
+    """A battle with fractional outcome y (AlpacaEval's weighted judge) has the same likelihood as
+    two rows (a wins with weight y, b wins with weight 1 − y): same point estimate."""
+    from bayesrank.bt.style import soft_battle_data
+
+    frame, _, _ = simulate_style_battles(n_players=5, n_battles=500, beta=(0.4,), seed=2)
+    rng = np.random.default_rng(0)
+    frame["p_a"] = np.clip(np.where(frame["outcome"] == "a", 0.8, 0.2) + rng.normal(0, 0.1, len(frame)), 0, 1)
+    soft = soft_battle_data(frame, "model_a", "model_b", "p_a", "s0_a:s0_b")
+    split = pd.concat([frame.assign(outcome="a", weight=frame["p_a"]), frame.assign(outcome="b", weight=1 - frame["p_a"])])
+    hard = battle_data(Comparisons.from_frame(split, weight="weight"), "s0_a:s0_b")
+    np.testing.assert_allclose(fit_style_newton(soft).params, fit_style_newton(hard).params, atol=1e-9)
+    assert soft.n_rows == len(frame) and soft.n_comparisons == len(frame)
