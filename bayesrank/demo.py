@@ -39,7 +39,7 @@ def run(args) -> int:
     out.print(f"{src.name}: {comps}")
     out.print(f"comparison graph: {graph.advice()}")
     bt = BradleyTerry(comps, ties="half")
-    methods = [("mle", {}), ("mle", {"ci": "sandwich"}), ("bootstrap", {"n_boot": 200}), ("map", {}), ("laplace", {})]
+    methods = [("mle", {"ci": "fisher"}), ("mle", {"ci": "sandwich"}), ("bootstrap", {"n_boot": 200}), ("map", {}), ("laplace", {})]
     if not args.no_nuts:
         methods.append(("nuts", {"draws": args.draws, "tune": args.draws, "chains": args.chains}))
     fits, timings = [], {}
@@ -54,7 +54,7 @@ def run(args) -> int:
         out.print(f"  {label:<14} done in {timings[label]:6.1f}s")
     mle = fits[0]
     top = mle.table().head(args.top)
-    show = top[["player", "rank", "score", "lower", "upper"]].rename(columns={"score": "MLE", "lower": "lo", "upper": "hi"})
+    show = top[["player", "rank_ci", "score", "lower", "upper"]].rename(columns={"score": "MLE", "lower": "lo", "upper": "hi"})
     for fit in fits:
         t = fit.table().set_index("player").loc[top["player"]]
         show[fit.method] = (t["upper"] - t["lower"]).to_numpy()
@@ -70,10 +70,11 @@ def run(args) -> int:
     nuts = next((f for f in fits if f.method == "nuts"), None)
     if nuts is not None:
         d = nuts.diagnostics
+        ppc, loo = d.extra["ppc"], d.extra["loo"]
         out.print(
-            f"NUTS: R-hat max {d['rhat_max']:.3f}, bulk ESS min {d['ess_bulk_min']:.0f}, divergences {d['divergences']}, "
-            f"PPC: {d['ppc_share_outside_95']:.1%} of pairs outside their 95% replicated win-rate interval, "
-            f"PSIS-LOO elpd {d['loo_elpd']:.1f} (max Pareto k {d['loo_pareto_k_max']:.2f})"
+            f"NUTS: R-hat max {d.rhat_max:.3f}, bulk ESS min {d.ess_bulk_min:.0f}, divergences {d.divergences}, "
+            f"PPC: {ppc['share_outside_95']:.1%} of pairs outside their 95% replicated win-rate interval, "
+            f"PSIS-LOO elpd {loo['elpd']:.1f} (max Pareto k {loo['pareto_k_max']:.2f})"
         )
     if args.json:
         write_json({"fits": [f.to_dict() for f in fits], "agreement": agreement, "seconds": timings}, args.json)

@@ -8,7 +8,8 @@ from bayesrank._lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "BradleyTerry": "api", "METHODS": "api",
     "TIE_MODELS": "likelihood", "tie_model": "likelihood",
-    "LeaderboardFit": "result", "compare": "result", "ci_aware_rank": "result", "to_elo": "result",
+    "LeaderboardFit": "result", "Contrast": "result", "compare": "result", "rank_ci": "result",
+    "rank_ub": "result", "significantly_ahead": "result", "to_elo": "result",
     "fit_newton": "mle", "newton": "mle", "constrained_covariance": "mle", "sandwich_covariance": "mle",
     "build_bt_model": "pymc_model", "map_laplace": "pymc_model", "DEFAULT_PRIOR_SIGMA": "pymc_model",
 })

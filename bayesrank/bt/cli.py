@@ -1,25 +1,26 @@
-"""``bayesrank fit``: fit a Bradley-Terry leaderboard and print/write it."""
+"""``bayesrank fit``: fit a Bradley-Terry leaderboard and print/write it.
+
+Module level: standard library, ``bayesrank.cli_args`` and ``bayesrank.errors`` only (start-up
+speed); the data readers, the estimator and the console are imported inside :func:`run`.
+"""
 
 from __future__ import annotations
 
-import argparse
 import time
 
-from bayesrank.bt.api import METHODS, BradleyTerry
-from bayesrank.bt.likelihood import TIE_MODELS
-from bayesrank.data.readers import FORMATS, read_comparisons
-from bayesrank.datasets import resolve
-from bayesrank.report import console, rich_table
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.errors import InputError
 
-
-def add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("data", help="comparison file (CSV/TSV/JSON/JSONL/Parquet) or a bundled dataset name")
-    p.add_argument("--format", default="auto", choices=("auto", *FORMATS), help="input format (default: detect)")
-    p.add_argument("--exclude-invalid", action="store_true",
-                   help="count and drop self-comparisons / missing names instead of failing")
+#: ``bayesrank.data.readers.FORMATS`` (kept literal so ``--help`` imports no pandas; a test checks they agree)
+FORMATS = ("canonical", "battles", "arena_counts", "onehot", "llmfao", "alpaca_eval", "tennis", "scores")
+METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
+TIES = ("auto", "half", "drop", "davidson")
 
 
 def load(args):
+    from bayesrank.data.readers import read_comparisons
+    from bayesrank.datasets import resolve
+
     return read_comparisons(
         resolve(args.data), format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise"
     )
@@ -27,15 +28,19 @@ def load(args):
 
 def register(sub) -> None:
     p = sub.add_parser("fit", help="fit a Bradley-Terry leaderboard with CIs")
-    add_data_args(p)
-    p.add_argument("--ties", default="half", choices=TIE_MODELS)
+    add_data_args(p, FORMATS)
     p.add_argument("--method", default="mle", choices=METHODS)
-    p.add_argument("--ci", default="fisher", choices=("fisher", "sandwich"), help="interval for --method mle")
+    p.add_argument("--ties", default="auto", choices=TIES,
+                   help="tie model (auto: half-wins for mle/bootstrap, Davidson for map/laplace/nuts when "
+                        "the data have ties)")
+    p.add_argument("--ci", default="auto", choices=("auto", "fisher", "sandwich"),
+                   help="interval for --method mle (auto: sandwich when ties are scored as half-wins, else Fisher)")
     p.add_argument("--ridge", type=float, default=0.0)
     p.add_argument("--prior-sigma", type=float, default=None, help="ZeroSumNormal prior scale (map/laplace/nuts)")
-    p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--n-boot", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bootstrap-failed", default="exclude", choices=("exclude", "ridge"),
+                   help="bootstrap replicates with no finite MLE: exclude them (default) or refit with ridge 1e-6 "
+                        "(counted in the diagnostics either way)")
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--tune", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
@@ -44,29 +49,43 @@ def register(sub) -> None:
     p.add_argument("--anchor", default=None, metavar="NAME=VALUE",
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
     p.add_argument("--top", type=int, default=None, help="print only the top N rows")
-    p.add_argument("--json", default=None, help="write the result as JSON here")
+    add_output_args(p)
     p.set_defaults(func=run)
 
 
+def parse_anchor(text: str | None):
+    """``"NAME=VALUE"`` -> ``(NAME, float(VALUE))``; None when not given."""
+    if not text:
+        return None
+    name, _, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if not name or number is None:
+        raise InputError(f"--anchor must look like NAME=VALUE, got {text!r}")
+    return name, number
+
+
 def run(args) -> int:
+    from bayesrank.bt.api import BradleyTerry
+    from bayesrank.report import console, rich_table
+
     out = console()
+    anchor = parse_anchor(args.anchor)
     comps = load(args)
     kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
     bt = BradleyTerry(comps, ties=args.ties, ridge=args.ridge, level=args.level, **kw)
+    if anchor:
+        bt.counts.index_of(anchor[0])  # InputError naming close matches for an unknown player
     t0 = time.perf_counter()
     with out.status(f"fitting ({args.method})..."):
         fit = bt.fit(
-            args.method, ci=args.ci, n_boot=args.n_boot, seed=args.seed, draws=args.draws, tune=args.tune,
-            chains=args.chains, sampler=args.sampler, progress=args.method in ("bootstrap", "nuts"),
+            args.method, ci=args.ci, n_boot=args.n_boot, failed=args.bootstrap_failed, seed=args.seed,
+            draws=args.draws, tune=args.tune, chains=args.chains, sampler=args.sampler,
+            progress=args.method in ("bootstrap", "nuts"),
         )
     elapsed = time.perf_counter() - t0
-    anchor = None
-    if args.anchor:
-        name, _, value = args.anchor.rpartition("=")
-        if not name:
-            raise ValueError(f"--anchor must look like NAME=VALUE, got {args.anchor!r}")
-        fit.counts.index_of(name)  # clear error for an unknown player
-        anchor = (name, float(value))
     table = fit.table(scale=args.scale, anchor=anchor)
     if args.top:
         table = table.head(args.top)
@@ -75,10 +94,20 @@ def run(args) -> int:
         f"{fit.n_comparisons:g} comparisons, {len(fit.players)} players, {fit.n_excluded} excluded "
         f"({comps.excluded.report() if comps.excluded.total else 'none'}); {elapsed:.1f}s"
     )
-    if fit.diagnostics:
-        simple = {k: v for k, v in fit.diagnostics.items() if isinstance(v, (int, float, bool))}
-        out.print("diagnostics: " + ", ".join(f"{k}={v:.4g}" for k, v in simple.items()))
+    out.print(f"[dim]{fit.significance_rule()}[/]")
+    report_diagnostics(out, fit.diagnostics)
     if args.json:
         fit.to_json(args.json)
         out.print(f"wrote {args.json}")
+    if args.plots:
+        from pathlib import Path
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        target = Path(args.plots) / "leaderboard.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fig = fit.plot(top=args.top)
+        fig.savefig(target, dpi=120)
+        out.print(f"wrote {target}")
     return 0

@@ -70,6 +70,12 @@ class NewtonResult:
     hessian: np.ndarray  # (B, P, P)
     iterations: int
     converged: np.ndarray  # (B,)
+    gradient: np.ndarray | None = None  # (B, P) gradient of the minimised loss at ``params``
+
+    @property
+    def gradient_norm(self) -> np.ndarray:
+        """(B,) Euclidean norm of the gradient of the objective actually minimised, at the returned point."""
+        return np.linalg.norm(self.gradient, axis=1)
 
 
 def objective(
@@ -134,7 +140,7 @@ def newton(
         converged = np.abs(t[:, None] * step).max(axis=1) < tol
         if converged.all():
             break
-    return NewtonResult(params=x, loss=loss, hessian=hess, iterations=it, converged=converged)
+    return NewtonResult(params=x, loss=loss, hessian=hess, iterations=it, converged=converged, gradient=grad)
 
 
 def constrained_covariance(hessian: np.ndarray, k: int, n_extra: int = 0) -> np.ndarray:
@@ -190,22 +196,83 @@ def bootstrap_counts(counts: PairCounts, n_boot: int, seed: int) -> np.ndarray:
     return draws.reshape(n_boot, counts.n_pairs, 3)
 
 
+FAILED_POLICIES = ("exclude", "ridge")
+#: ridge used for replicates with no finite MLE under ``failed="ridge"``
+FAILED_RIDGE = 1e-6
+
+
+@dataclass
+class BootstrapFits:
+    """Bootstrap refits: ``params`` (B, P) (NaN rows for excluded failures), ``failed`` (B,) marks
+    replicates with no finite MLE or a Newton fit that did not converge, ``policy`` says what was
+    done with them (``exclude``: left out of every summary; ``ridge``: refitted with ridge 1e-6)."""
+
+    params: np.ndarray
+    failed: np.ndarray
+    no_finite_mle: np.ndarray
+    policy: str
+
+    @property
+    def n_failed(self) -> int:
+        return int(self.failed.sum())
+
+    @property
+    def used(self) -> np.ndarray:
+        """Replicates entering the intervals (all of them under ``ridge``)."""
+        return self.params if self.policy == "ridge" else self.params[~self.failed]
+
+
+def replicate_has_finite_mle(counts: PairCounts, batch_counts: np.ndarray, ties: str) -> np.ndarray:
+    """(B,) bool: the resampled win graph is strongly connected (Zermelo/Ford condition)."""
+    from scipy.sparse.csgraph import connected_components
+
+    from bayesrank.data.aggregate import win_graph
+
+    out = np.empty(len(batch_counts), dtype=bool)
+    for b, c in enumerate(batch_counts):
+        g, _, _ = win_graph(counts.with_counts(c), ties)
+        out[b] = connected_components(g, directed=True, connection="strong")[0] == 1
+    if ties == "davidson":  # λ needs both ties and decisive outcomes
+        t = batch_counts[..., 2].sum(axis=1)
+        out &= (t > 0) & (t < batch_counts.sum(axis=(1, 2)))
+    return out
+
+
 def bootstrap_fits(
     counts: PairCounts, ties: str, n_boot: int = 200, seed: int = 0, ridge: float = 0.0,
-    start=None, batch: int = 100, progress=None,
-) -> np.ndarray:
-    """(B, P) bootstrap MLEs, fitted in vectorised batches (warm-started at ``start``).
+    start=None, batch: int = 100, progress=None, failed: str = "exclude",
+) -> BootstrapFits:
+    """Bootstrap MLEs of ``n_boot`` multinomial resamples, fitted in vectorised batches
+    (warm-started at ``start``).
 
-    Replicates in which a player never wins or never loses have no finite MLE, so without a ridge
-    every replicate is fitted with ridge 1e-6 (its effect on a finite estimate is of order 1e-6).
+    With ``ridge = 0`` a replicate in which the win graph is not strongly connected (a player
+    never wins or never loses) has no finite MLE. Such replicates — and any whose Newton fit does
+    not converge — are *failed*: counted, and under ``failed="exclude"`` (default) left out of the
+    intervals; under ``failed="ridge"`` refitted with ridge 1e-6 and kept. Finite replicates are
+    fitted with the user's ridge (0: the exact MLE).
     """
+    if failed not in FAILED_POLICIES:
+        raise ValueError(f"failed must be one of {FAILED_POLICIES}, got {failed!r}")
     model = tie_model(ties)
     all_counts = bootstrap_counts(counts, n_boot, seed)
-    out = []
+    p = counts.n_players + model.n_extra
+    params = np.full((n_boot, p), np.nan)
+    finite = np.ones(n_boot, dtype=bool) if ridge > 0 else replicate_has_finite_mle(counts, all_counts, ties)
+    converged = np.zeros(n_boot, dtype=bool)
     for lo in range(0, n_boot, batch):
-        bc = all_counts[lo : lo + batch]
-        res = newton(model, counts, batch_counts=bc, start=start, ridge=max(ridge, 1e-6) if ridge == 0 else ridge)
-        out.append(res.params)
+        idx = np.arange(lo, min(lo + batch, n_boot))
+        ok = idx[finite[idx]]
+        if len(ok):
+            res = newton(model, counts, batch_counts=all_counts[ok], start=start, ridge=ridge)
+            params[ok] = res.params
+            converged[ok] = res.converged
+        bad = idx[~finite[idx]]
+        if len(bad) and failed == "ridge":
+            res = newton(model, counts, batch_counts=all_counts[bad], start=start, ridge=FAILED_RIDGE)
+            params[bad] = res.params
         if progress is not None:
-            progress(len(bc))
-    return np.concatenate(out, axis=0)
+            progress(len(idx))
+    fail = ~(finite & converged)
+    if failed == "exclude":
+        params[fail] = np.nan
+    return BootstrapFits(params=params, failed=fail, no_finite_mle=~finite, policy=failed)

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.bt.likelihood import tie_model
 from bayesrank.data.aggregate import PairCounts
@@ -37,13 +35,19 @@ DEFAULT_TIE_PRIOR_SIGMA = 2.0
 def _fractional_binomial_logp(value, n, d):
     """``w log σ(d) + (n − w) log σ(−d)``: the Binomial kernel, valid for fractional (half-tie or
     weighted) counts. PyMC's Binomial would cast fractional observations to integers."""
+    import pytensor.tensor as pt
+
     return -value * pt.softplus(-d) - (n - value) * pt.softplus(d)
 
 
-def _fractional_binomial_random(n, d, rng=None, size=None):
-    from scipy.special import expit
+def _fractional_binomial_dist(n, d, size):
+    """Symbolic generator for predictive draws: ``Binomial(round(n), σ(d))`` cast to float, so the
+    observed half-win counts keep their fractions. Built from PyMC's own Binomial, it compiles in
+    every PyTensor backend (a Python ``random=`` callable would force Numba's object mode)."""
+    import pymc as pm
+    import pytensor.tensor as pt
 
-    return rng.binomial(np.round(n).astype(np.int64), expit(d), size=size).astype(float)
+    return pm.Binomial.dist(n=pt.round(n).astype("int64"), p=pt.sigmoid(d), size=size).astype("float64")
 
 
 def pair_labels(counts: PairCounts) -> list[str]:
@@ -55,8 +59,11 @@ def build_bt_model(
     ties: str = "half",
     prior_sigma: float = DEFAULT_PRIOR_SIGMA,
     tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA,
-) -> pm.Model:
+) -> "pm.Model":
     """PyMC Bradley-Terry model on ``counts`` (named dims ``player``, ``pair``, ``outcome``)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
     tm = tie_model(ties)
     coords = {"player": [str(p) for p in counts.players], "pair": pair_labels(counts)}
     c = counts.counts
@@ -70,7 +77,7 @@ def build_bt_model(
             model.add_coord("pair_obs", np.asarray(coords["pair"], dtype=object)[keep])
             pm.CustomDist(
                 "wins", n[keep], d[np.flatnonzero(keep)], logp=_fractional_binomial_logp,
-                random=_fractional_binomial_random, observed=wi[keep], dims="pair_obs", dtype="floatX",
+                dist=_fractional_binomial_dist, observed=wi[keep], dims="pair_obs",
             )
         else:
             model.add_coord("outcome", ["i_wins", "j_wins", "tie"])
@@ -93,15 +100,18 @@ class LaplaceFit:
     value_hessian: np.ndarray  # negative log-density Hessian in value space
     iterations: int
     converged: bool
+    gradient_norm: float = float("nan")  # ‖∇ log p‖ in value space at the returned mode
+    status: str = ""
 
 
-def compile_flat_logp(model: pm.Model):
+def compile_flat_logp(model):
     """One compiled function of the flattened value vector ``x``: (log p, ∇ log p, ∇² log p, θ(x)).
 
     The Hessian uses PyTensor's vectorised Jacobian of the gradient (no scan), and ``θ(x)`` is
     the model's own back-transform of the value variables (``model.unobserved_value_vars``).
     """
     import pytensor
+    import pytensor.tensor as pt
     from pytensor.gradient import jacobian
     from pytensor.graph.replace import graph_replace
 
@@ -124,12 +134,12 @@ def compile_flat_logp(model: pm.Model):
     return fn, names, sizes, x0
 
 
-def map_laplace(model: pm.Model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
+def map_laplace(model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
     """MAP by damped Newton on the model's log-density (PyTensor gradient and Hessian), then the
     Laplace covariance ``(−∇² log p)⁻¹`` mapped from value space to θ (and ``log_nu``)."""
     fn, names, sizes, x = compile_flat_logp(model)
     lp, g, h, _ = fn(x)
-    converged, it = False, 0
+    converged, it, status = False, 0, f"no convergence in {max_iter} iterations"
     for it in range(1, max_iter + 1):
         step = np.linalg.solve(-h, g)
         t = 1.0
@@ -139,11 +149,12 @@ def map_laplace(model: pm.Model, tol: float = 1e-11, max_iter: int = 100) -> Lap
             if clp >= lp - 1e-12 * abs(lp):
                 break
             t /= 2
-        else:
-            break  # no ascent possible: at the mode to machine precision
+        else:  # no ascent possible along the Newton direction: at the mode to machine precision
+            converged, status = True, "line search: no further ascent (mode to machine precision)"
+            break
         x, lp, g, h = cand, clp, cg, ch
         if np.max(np.abs(t * step)) < tol:
-            converged = True
+            converged, status = True, f"Newton step < {tol:g}"
             break
     neg_h = -h
     cov_v = np.linalg.inv(neg_h)
@@ -174,11 +185,12 @@ def map_laplace(model: pm.Model, tol: float = 1e-11, max_iter: int = 100) -> Lap
         r += s
     cov = full @ cov_v @ full.T
     mode = {n: x[int(sum(sizes[:i])) : int(sum(sizes[: i + 1]))] for i, n in enumerate(names)}
-    return LaplaceFit(theta=theta, cov=cov, extra=extra, value_mode=mode, value_hessian=neg_h, iterations=it, converged=converged)
+    return LaplaceFit(theta=theta, cov=cov, extra=extra, value_mode=mode, value_hessian=neg_h, iterations=it, converged=converged,
+                      gradient_norm=float(np.linalg.norm(g)), status=status)
 
 
 def sample_nuts(
-    model: pm.Model,
+    model,
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 4,
@@ -188,6 +200,8 @@ def sample_nuts(
     cores: int | None = None,
 ):
     """NUTS draws as an ArviZ ``DataTree`` with a ``log_likelihood`` group (one entry per pair)."""
+    import pymc as pm
+
     with model:
         kwargs = dict(
             draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=progressbar,
@@ -199,9 +213,11 @@ def sample_nuts(
     return dt
 
 
-def posterior_predictive_check(model: pm.Model, dt, counts: PairCounts, ties: str, seed: int = 0) -> dict:
+def posterior_predictive_check(model, dt, counts: PairCounts, ties: str, seed: int = 0) -> dict:
     """Observed vs replicated pair win rates: per-pair tail probabilities and the share of pairs
     whose observed rate lies outside the central 95% replicated interval (≈ 5% if the model fits)."""
+    import pymc as pm
+
     with model:
         pp = pm.sample_posterior_predictive(dt, random_seed=seed, progressbar=False)
     grp = pp["posterior_predictive"] if "posterior_predictive" in pp.children else pp.posterior_predictive

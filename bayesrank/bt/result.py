@@ -1,24 +1,65 @@
-"""One result type for every Bradley-Terry fit method: :class:`LeaderboardFit`."""
+"""One result type for every Bradley-Terry fit method: :class:`LeaderboardFit` (schema ``fit``).
+
+Ranks (vocabulary of docs/glossary.md):
+
+* ``rank``    = 1 + #{b : θ̂_b > θ̂_a}  (position by point score; equal scores share the smaller rank);
+* ``rank_ci`` = 1 + #{b : b significantly ahead of a}, where b is significantly ahead of a when the
+  pairwise contrast ``θ̂_b − θ̂_a > z · sd(θ̂_b − θ̂_a)`` with ``sd² = V_aa + V_bb − 2 V_ab`` from the
+  fit's covariance ``V`` (correlations included) and ``z`` the two-sided normal quantile of
+  ``level`` — the package's one rule for "significantly ahead";
+* ``rank_ub`` = 1 + #{b : lower_b > upper_a}  (LMArena's "Rank (UB)": marginal intervals do not overlap).
+
+Module-level imports are NumPy/pandas only: an MLE fit must not load PyMC, SciPy's stats or
+matplotlib (they are imported inside the methods that need them).
+"""
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass, field
-from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-import xarray as xr
-from scipy.stats import kendalltau
 
 from bayesrank.data.aggregate import PairCounts
-from bayesrank.report import to_jsonable
+from bayesrank.protocol import Diagnostics, Result
 
 ELO_PER_LOGIT = 400.0 / np.log(10.0)
 
 
-def ci_aware_rank(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Rank = 1 + number of players whose lower bound exceeds this player's upper bound."""
+def two_sided_z(level: float) -> float:
+    """Normal quantile ``Φ⁻¹(1/2 + level/2)`` (1.95996… for level 0.95)."""
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+def point_rank(score: np.ndarray) -> np.ndarray:
+    """1 + number of players with a strictly larger score (ties share the smaller rank)."""
+    s = np.asarray(score, dtype=float)
+    return 1 + (s[None, :] > s[:, None]).sum(axis=1)
+
+
+def contrast_sd(cov: np.ndarray) -> np.ndarray:
+    """(K, K) matrix ``sd(θ_b − θ_a) = sqrt(V_aa + V_bb − 2 V_ab)``."""
+    v = np.diag(cov)
+    return np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0.0, None))
+
+
+def significantly_ahead(score: np.ndarray, cov: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Boolean (K, K): ``[a, b]`` is True when b is significantly ahead of a,
+    ``θ_b − θ_a > z · sd(θ_b − θ_a)``."""
+    s = np.asarray(score, dtype=float)
+    diff = s[None, :] - s[:, None]  # [a, b] = θ_b − θ_a
+    return diff > two_sided_z(level) * contrast_sd(np.asarray(cov)[: len(s), : len(s)])
+
+
+def rank_ci(score: np.ndarray, cov: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """CI-aware rank: 1 + number of players significantly ahead (pairwise-contrast rule)."""
+    return 1 + significantly_ahead(score, cov, level).sum(axis=1)
+
+
+def rank_ub(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """LMArena's "Rank (UB)": 1 + number of players whose lower bound exceeds this player's upper bound."""
     lower = np.asarray(lower)
     upper = np.asarray(upper)
     return 1 + (lower[None, :] > upper[:, None]).sum(axis=1)
@@ -35,13 +76,34 @@ def to_elo(theta: np.ndarray, players=None, anchor: tuple[str, float] | None = N
     return elo
 
 
+@dataclass(frozen=True)
+class Contrast:
+    """Wald test of ``θ_a − θ_b`` with the fit's covariance (two-sided p-value, interval at ``level``)."""
+
+    player_a: str
+    player_b: str
+    estimate: float
+    se: float
+    lower: float
+    upper: float
+    p_value: float
+    level: float
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
 @dataclass
-class LeaderboardFit:
+class LeaderboardFit(Result):
     """Scores on the sum-to-zero logit scale with intervals, from one fit method.
 
-    ``cov`` is the covariance of θ (Fisher/sandwich/Laplace/bootstrap/posterior), ``draws`` an
-    (S, K) array for sampling methods, ``idata`` the NUTS ``DataTree``.
+    ``cov`` is the covariance of θ (and λ for Davidson) used for every contrast: Fisher/sandwich
+    (MLE), inverse negative Hessian (MAP/Laplace), the bootstrap replicates' or the posterior
+    draws' covariance. ``draws`` is an (S, K[+1]) array for sampling methods, ``idata`` the NUTS
+    ``DataTree``, ``ppc`` the posterior predictive check's per-pair arrays.
     """
+
+    schema = "fit"
 
     method: str
     ties: str
@@ -50,7 +112,8 @@ class LeaderboardFit:
     lower: np.ndarray
     upper: np.ndarray
     counts: PairCounts
-    cov: np.ndarray | None = None
+    cov: np.ndarray
+    diagnostics: Diagnostics
     level: float = 0.95
     interval: str = ""
     n_comparisons: float = 0.0
@@ -59,22 +122,55 @@ class LeaderboardFit:
     extra: dict = field(default_factory=dict)
     draws: np.ndarray | None = None
     idata: object | None = None
-    diagnostics: dict = field(default_factory=dict)
+    ppc: dict | None = None
     settings: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ derived
     @property
+    def z(self) -> float:
+        return two_sided_z(self.level)
+
+    @property
+    def theta_cov(self) -> np.ndarray:
+        k = len(self.players)
+        return np.asarray(self.cov)[:k, :k]
+
+    @property
     def sd(self) -> np.ndarray:
-        if self.cov is not None:
-            return np.sqrt(np.clip(np.diag(self.cov)[: len(self.players)], 0, None))
-        return (self.upper - self.lower) / (2 * 1.959963984540054)
+        return np.sqrt(np.clip(np.diag(self.theta_cov), 0, None))
 
     @property
     def rank(self) -> np.ndarray:
-        return ci_aware_rank(self.lower, self.upper)
+        return point_rank(self.score)
 
+    @property
+    def rank_ci(self) -> np.ndarray:
+        return rank_ci(self.score, self.theta_cov, self.level)
+
+    @property
+    def rank_ub(self) -> np.ndarray:
+        return rank_ub(self.lower, self.upper)
+
+    def significance(self) -> pd.DataFrame:
+        """Boolean matrix: row ``player`` a, column ``player_b`` b, True when b is significantly
+        ahead of a (``θ_b − θ_a > z·sd(θ_b − θ_a)``). ``rank_ci = 1 + row sums``."""
+        names = pd.Index([str(p) for p in self.players])
+        m = significantly_ahead(self.score, self.theta_cov, self.level)
+        return pd.DataFrame(m, index=names.rename("player"), columns=names.rename("player_b"))
+
+    def contrast(self, a: str, b: str) -> Contrast:
+        """``θ_a − θ_b`` with ``se = sd(θ_a − θ_b)`` from the covariance, its interval at ``level``
+        and the two-sided Wald p-value ``2(1 − Φ(|est|/se))``."""
+        ia, ib = self.counts.index_of(a), self.counts.index_of(b)
+        v = self.theta_cov
+        est = float(self.score[ia] - self.score[ib])
+        se = float(np.sqrt(max(v[ia, ia] + v[ib, ib] - 2 * v[ia, ib], 0.0)))
+        p = math.erfc(abs(est) / se / math.sqrt(2)) if se > 0 else float(est == 0)
+        return Contrast(str(a), str(b), est, se, est - self.z * se, est + self.z * se, p, self.level)
+
+    # ------------------------------------------------------------------ protocol
     def table(self, scale: str = "logit", anchor: tuple[str, float] | None = None) -> pd.DataFrame:
-        """player, score, lower, upper, rank (CI-aware), n_matches — sorted by score."""
+        """player, score, lower, upper, rank, rank_ci, rank_ub, n_matches — sorted by score."""
         if scale not in ("logit", "elo"):
             raise ValueError(f"scale must be 'logit' or 'elo', got {scale!r}")
         a, b = 1.0, 0.0
@@ -83,15 +179,23 @@ class LeaderboardFit:
             b = float(to_elo(self.score, self.players, anchor)[0] - a * self.score[0])
         df = pd.DataFrame(
             {
-                "player": self.players,
+                "player": [str(p) for p in self.players],
                 "score": a * self.score + b,
                 "lower": a * self.lower + b,
                 "upper": a * self.upper + b,
                 "rank": self.rank,
+                "rank_ci": self.rank_ci,
+                "rank_ub": self.rank_ub,
                 "n_matches": self.counts.matches_per_player(),
             }
         )
+        df.attrs.update(scale=scale, method=self.method, interval=self.interval, level=self.level)
         return df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+    def significance_rule(self) -> str:
+        return (f"b significantly ahead of a: θ_b − θ_a > {self.z:.4g}·sd(θ_b − θ_a), sd from the "
+                f"{self.method} covariance ({self.interval}); rank_ci = 1 + #significantly ahead; "
+                "rank_ub = 1 + #(lower_b > upper_a)")
 
     def summary(self) -> str:
         head = (
@@ -99,52 +203,64 @@ class LeaderboardFit:
             f"({self.level:.0%}), {len(self.players)} players, {self.n_comparisons:g} comparisons, "
             f"{self.n_excluded} excluded"
         )
-        lines = [head]
+        lines = [head, self.diagnostics.line()]
         if self.extra:
             lines.append("extra parameters: " + ", ".join(f"{k}={v:.4g}" for k, v in self.extra.items()))
-        if self.diagnostics:
-            simple = {k: v for k, v in self.diagnostics.items() if isinstance(v, (int, float, str, bool))}
-            if simple:
-                lines.append("diagnostics: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in simple.items()))
         lines.append(self.table().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        lines.append(self.significance_rule())
         return "\n".join(lines)
-
-    __str__ = summary
 
     def to_dict(self) -> dict:
         t = self.table()
         return {
+            **self._envelope(),
             "method": self.method,
             "ties": self.ties,
             "interval": self.interval,
-            "level": self.level,
+            "level": float(self.level),
             "scale": "logit, sum-to-zero",
-            "n_comparisons": self.n_comparisons,
-            "n_excluded": self.n_excluded,
-            "exclusions": self.exclusions,
-            "extra": self.extra,
-            "diagnostics": {k: v for k, v in self.diagnostics.items() if not isinstance(v, (np.ndarray, dict))},
+            "significance_rule": self.significance_rule(),
+            "n_players": int(len(self.players)),
+            "n_comparisons": float(self.n_comparisons),
+            "n_excluded": int(self.n_excluded),
+            "exclusions": self.exclusions or {"total": int(self.n_excluded), "by_reason": {}},
+            "extra": {k: float(v) for k, v in self.extra.items()},
             "settings": self.settings,
             "players": [
                 {
-                    "name": str(r.player), "score": r.score, "lower": r.lower, "upper": r.upper,
-                    "rank": int(r.rank), "n_matches": r.n_matches,
+                    "player": r.player, "score": float(r.score), "lower": float(r.lower), "upper": float(r.upper),
+                    "rank": int(r.rank), "rank_ci": int(r.rank_ci), "rank_ub": int(r.rank_ub),
+                    "n_matches": float(r.n_matches),
                 }
                 for r in t.itertuples(index=False)
             ],
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(to_jsonable(self.to_dict()), indent=2)
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text)
-        return text
+    def plot(self, ax=None, top: int | None = None, **kwargs):
+        """Dot-and-whisker leaderboard: score with its interval per player (best at the top)."""
+        import matplotlib.pyplot as plt
 
-    def to_datatree(self) -> xr.DataTree:
+        t = self.table()
+        if top:
+            t = t.head(top)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.5, max(2.5, 0.22 * len(t) + 1)))
+        y = np.arange(len(t))[::-1]
+        ax.errorbar(t["score"], y, xerr=[t["score"] - t["lower"], t["upper"] - t["score"]], fmt="o", ms=3.5,
+                    capsize=2, lw=1, **kwargs)
+        ax.set_yticks(y, [f"{p} ({r})" for p, r in zip(t["player"], t["rank_ci"])], fontsize=7)
+        ax.axvline(0.0, color="grey", lw=0.5, ls=":")
+        ax.set_xlabel("score θ (logit, Σθ = 0)")
+        ax.set_title(f"Bradley-Terry {self.method} ({self.interval}, {self.level:.0%}); (rank_ci)", fontsize=9)
+        ax.figure.tight_layout()
+        return ax.figure
+
+    def to_datatree(self):
         """Labelled results: the NUTS ``DataTree`` (if any) plus an ``estimate`` group with
         score/lower/upper/cov over named dims ``player`` (and ``player_b`` for the covariance);
         bootstrap and Laplace draws go in ``posterior`` so ArviZ can read them."""
+        import xarray as xr
+
         players = [str(p) for p in self.players]
         k = len(players)
         est = xr.Dataset(
@@ -153,13 +269,13 @@ class LeaderboardFit:
                 "lower": ("player", self.lower),
                 "upper": ("player", self.upper),
                 "rank": ("player", self.rank),
+                "rank_ci": ("player", self.rank_ci),
+                "rank_ub": ("player", self.rank_ub),
+                "cov": (("player", "player_b"), self.theta_cov),
             },
-            coords={"player": players},
+            coords={"player": players, "player_b": players},
             attrs={"method": self.method, "ties": self.ties, "interval": self.interval, "level": self.level},
         )
-        if self.cov is not None:
-            est["cov"] = (("player", "player_b"), self.cov[:k, :k])
-            est = est.assign_coords(player_b=players)
         if self.idata is not None:
             tree = self.idata.copy()
             tree["estimate"] = xr.DataTree(est)
@@ -176,6 +292,8 @@ class LeaderboardFit:
 
 def compare(*fits: LeaderboardFit) -> pd.DataFrame:
     """Side-by-side scores and interval widths; agreement with the first fit in ``df.attrs``."""
+    from scipy.stats import kendalltau
+
     base = fits[0]
     df = pd.DataFrame({"player": base.players})
     order = pd.Index(base.players)

@@ -1,13 +1,21 @@
-"""`bayesrank fit` and `bayesrank demo` end to end: JSON contents equal the API's numbers; bad input exits 2."""
+"""`bayesrank fit` and `bayesrank demo` end to end: JSON validates against the shipped schema and
+its contents equal the API's numbers; bad input exits 2, no finite MLE exits 3; failed
+convergence checks are warned about."""
 
 import json
 
 import numpy as np
 import pytest
+from jsonschema import Draft202012Validator, ValidationError
 
 from bayesrank.bt import BradleyTerry
 from bayesrank.cli import main
 from bayesrank.datasets import path
+from bayesrank.protocol import _registry, schema
+
+
+def _validate(doc):
+    Draft202012Validator(schema("fit"), registry=_registry()).validate(doc)
 
 
 def test_fit_json_matches_api(tmp_path, capsys):
@@ -15,15 +23,64 @@ def test_fit_json_matches_api(tmp_path, capsys):
     rc = main(["fit", "sports/nba_games_2023_24_tidy.csv", "--ci", "sandwich", "--json", str(out)])
     assert rc == 0
     doc = json.loads(out.read_text())
-    assert {"method", "ties", "n_comparisons", "n_excluded", "players"} <= set(doc)
-    assert doc["method"] == "mle" and doc["ties"] == "half" and doc["n_comparisons"] == 1231
+    _validate(doc)
+    assert doc["schema"] == "fit" and doc["method"] == "mle" and doc["ties"] == "half"
+    assert doc["n_comparisons"] == 1231 and doc["interval"] == "sandwich"
+    assert doc["diagnostics"]["kind"] == "optimizer" and doc["diagnostics"]["converged"] is True
+    assert doc["diagnostics"]["gradient_norm"] < 1e-8
     api = BradleyTerry(path("sports/nba_games_2023_24_tidy.csv")).fit("mle", ci="sandwich").table()
-    got = {p["name"]: p for p in doc["players"]}
+    got = {p["player"]: p for p in doc["players"]}
+    assert len(got) == len(api) == 30
     for row in api.itertuples():
-        assert got[row.player]["score"] == pytest.approx(row.score, abs=1e-12)
-        assert got[row.player]["lower"] == pytest.approx(row.lower, abs=1e-12)
-        assert got[row.player]["rank"] == row.rank
+        for col in ("score", "lower", "upper"):
+            assert got[row.player][col] == pytest.approx(getattr(row, col), abs=1e-12)
+        for col in ("rank", "rank_ci", "rank_ub"):
+            assert got[row.player][col] == getattr(row, col)
     assert "Boston Celtics" in capsys.readouterr().out
+
+
+def test_fit_schema_rejects_malformed_records(tmp_path):
+    """The schema is not permissive: the old `name` key, a missing rank_ci or an unknown method fail."""
+    out = tmp_path / "fit.json"
+    assert main(["fit", "sports/nba_games_2023_24_tidy.csv", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    _validate(doc)
+    bad = json.loads(out.read_text())
+    bad["players"][0]["name"] = bad["players"][0].pop("player")
+    missing = json.loads(out.read_text())
+    del missing["players"][3]["rank_ci"]
+    method = dict(doc, method="sandwich")
+    no_diag = {k: v for k, v in doc.items() if k != "diagnostics"}
+    for broken in (bad, missing, method, no_diag):
+        with pytest.raises(ValidationError):
+            _validate(broken)
+
+
+def test_cli_format_choices_match_the_readers():
+    from bayesrank.bt.cli import FORMATS
+    from bayesrank.data.readers import FORMATS as READER_FORMATS
+
+    assert FORMATS == READER_FORMATS
+
+
+def test_bootstrap_json_reports_failed_replicates_and_cli_warns(tmp_path, capsys):
+    """Three players, few games: some resamples have a player who never won or never lost (no
+    finite MLE). They are counted, the policy is shown in JSON, and the CLI prints a warning."""
+    data = tmp_path / "few.csv"
+    rows = ["a,b,a", "b,a,a", "b,c,a", "c,b,a", "a,c,a", "c,a,a", "a,b,a", "b,c,a"]  # first-named wins
+    data.write_text("model_a,model_b,outcome\n" + "\n".join(rows) + "\n")
+    for policy in ("exclude", "ridge"):
+        out = tmp_path / f"boot-{policy}.json"
+        assert main(["fit", str(data), "--method", "bootstrap", "--n-boot", "100", "--bootstrap-failed", policy,
+                     "--json", str(out)]) == 0
+        doc = json.loads(out.read_text())
+        _validate(doc)
+        d = doc["diagnostics"]
+        assert d["kind"] == "resampling" and d["failed_policy"] == policy and d["n_replicates"] == 100
+        assert 0 < d["n_failed"] < 100 and d["converged"] is False
+        assert d["extra"]["replicates_used"] == (100 - d["n_failed"] if policy == "exclude" else 100)
+        text = capsys.readouterr().out
+        assert "warning" in text and f"{d['n_failed']} of 100 replicates failed ({policy})" in text
 
 
 def test_fit_drop_ties_counts_exclusions(tmp_path):
@@ -61,8 +118,8 @@ def test_demo_runs_without_nuts(tmp_path):
     out = tmp_path / "demo.json"
     assert main(["demo", "--dataset", "nba", "--no-nuts", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
-    methods = [f["method"] for f in doc["fits"]]
-    assert methods == ["mle", "sandwich", "bootstrap", "map", "laplace"]
+    intervals = [f["interval"] for f in doc["fits"]]
+    assert intervals == ["fisher", "sandwich", "bootstrap percentile", "Wald (MAP Hessian)", "Laplace"]
     # MAP with the default prior is close to, but not equal to, the MLE; Kendall tau near 1
     assert doc["agreement"]["map"]["max_abs_score_diff"] < 0.05
     assert doc["agreement"]["bootstrap"]["kendall_tau"] == 1.0

@@ -21,7 +21,7 @@ def test_map_equals_ridge_mle_with_half_ties(llmfao):
     bt = BradleyTerry(llmfao, ties="half", prior_sigma=sigma)
     assert llmfao.aggregate().ties.sum() > 1000  # the data really have ties
     fit = bt.fit("map")
-    twin = BradleyTerry(llmfao, ties="half", ridge=1 / sigma**2).fit("mle")
+    twin = BradleyTerry(llmfao, ties="half", ridge=1 / sigma**2).fit("mle", ci="fisher")
     np.testing.assert_allclose(fit.score, twin.score, atol=1e-9)
     np.testing.assert_allclose(fit.cov, twin.cov, atol=1e-9)
     assert abs(fit.score.sum()) < 1e-10
@@ -88,3 +88,32 @@ def test_nuts_agrees_with_laplace_on_chatbot_arena():
     assert d["loo_pareto_k_max"] < 1.0
     tree = nuts.to_datatree()
     assert {"posterior", "log_likelihood", "sample_stats", "estimate"} <= set(tree.children)
+
+
+def test_half_tie_predictive_draws_compile_without_object_mode():
+    """The fractional-binomial observation has a symbolic (PyMC Binomial) generator: predictive
+    draws run in every PyTensor backend without Numba's object-mode fallback warning (a Python
+    ``random=`` callable triggers it), and draws are whole numbers of wins out of round(n)."""
+    import warnings
+
+    import pymc as pm
+
+    from bayesrank.bt import build_bt_model
+    from bayesrank.data.aggregate import PairCounts
+
+    counts = PairCounts(np.array(["a", "b", "c"], dtype=object), np.array([0, 0, 1]), np.array([1, 2, 2]),
+                        np.array([3.0, 1.0, 2.0]), np.array([1.0, 2.0, 2.0]), np.array([1.0, 0.0, 3.0]))
+    model = build_bt_model(counts, ties="half")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with model:
+            prior = pm.sample_prior_predictive(200, random_seed=1)
+    assert not [w for w in caught if "object mode" in str(w.message)]
+    wins = np.asarray(prior["prior_predictive"]["wins"]).reshape(-1, 3)
+    n = np.round(counts.total)
+    assert np.all(wins == np.round(wins)) and np.all((wins >= 0) & (wins <= n))
+    assert np.all(wins.std(axis=0) > 0)
+    # the observed half-win counts keep their fractions (w_i + t/2 = 3.5, 1.0, 3.5)
+    obs = model.rvs_to_values[model["wins"]]
+    assert obs.dtype == "float64"
+    np.testing.assert_array_equal(obs.data, [3.5, 1.0, 3.5])

@@ -143,7 +143,9 @@ def _naive_bootstrap_sd(raw, counts, n_boot, seed):
 def test_bootstrap_matches_naive_row_resampling(llmfao_raw, llmfao_counts):
     params, hess, model, _ = fit_newton(llmfao_counts, ties="half")
     n_boot = 150
-    vec = bootstrap_fits(llmfao_counts, "half", n_boot=n_boot, seed=11, start=params).std(axis=0, ddof=1)
+    boot = bootstrap_fits(llmfao_counts, "half", n_boot=n_boot, seed=11, start=params)
+    assert boot.n_failed == 0  # every LLMFAO resample has a finite MLE
+    vec = boot.used.std(axis=0, ddof=1)
     naive = _naive_bootstrap_sd(llmfao_raw, llmfao_counts, n_boot, seed=12)
     ratio = vec / naive
     # SD of a ratio of two independent SD estimates ≈ sqrt(2 / (2(B−1))) ≈ 0.082 for B=150
@@ -156,9 +158,9 @@ def test_bootstrap_matches_naive_row_resampling(llmfao_raw, llmfao_counts):
 
 
 def test_bootstrap_reproducible_by_seed(llmfao_counts):
-    a = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=3)
-    b = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=3)
-    c = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=4)
+    a = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=3).params
+    b = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=3).params
+    c = bootstrap_fits(llmfao_counts, "half", n_boot=20, seed=4).params
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
     # replicate totals preserved: multinomial resampling of all 8931 comparisons
@@ -166,6 +168,45 @@ def test_bootstrap_reproducible_by_seed(llmfao_counts):
     assert (bc.sum(axis=(1, 2)) == 8931).all()
     # batched refits equal one-by-one refits of the same resampled counts
     model = tie_model("half")
-    one = newton(model, llmfao_counts, batch_counts=bc[2:3], ridge=1e-6).params[0]
-    batch = newton(model, llmfao_counts, batch_counts=bc, ridge=1e-6).params[2]
+    one = newton(model, llmfao_counts, batch_counts=bc[2:3]).params[0]
+    batch = newton(model, llmfao_counts, batch_counts=bc).params[2]
     np.testing.assert_allclose(one, batch, atol=1e-9)
+    # the package's replicates are exact (unpenalised) MLEs of the resampled counts
+    np.testing.assert_allclose(a[2], fit_newton(llmfao_counts.with_counts(bc[2]), "half")[0], atol=1e-9)
+
+
+def _never_won_or_lost(counts, batch):
+    """Naive no-finite-MLE check for 3 players who all meet: someone with zero wins or zero losses
+    (half ties count as both)."""
+    k = counts.n_players
+    out = []
+    for c in batch:
+        won = np.bincount(counts.i, c[:, 0] + c[:, 2], k) + np.bincount(counts.j, c[:, 1] + c[:, 2], k)
+        lost = np.bincount(counts.i, c[:, 1] + c[:, 2], k) + np.bincount(counts.j, c[:, 0] + c[:, 2], k)
+        out.append(bool(((won == 0) | (lost == 0)).any()))
+    return np.array(out)
+
+
+def test_bootstrap_failed_replicates_counted_and_policy_applied():
+    from bayesrank.data import read_comparisons
+
+    # every player wins and loses (finite MLE); first-named player wins each row
+    df = pd.DataFrame({"model_a": list("abbcacab"), "model_b": list("bacbcabc"), "outcome": ["a"] * 8})
+    counts = read_comparisons(df).aggregate()
+    n_boot = 300
+    bc = bootstrap_counts(counts, n_boot, seed=5)
+    naive = _never_won_or_lost(counts, bc)
+    assert 20 < naive.sum() < n_boot - 20  # both kinds of replicate occur
+    ex = bootstrap_fits(counts, "half", n_boot=n_boot, seed=5, failed="exclude")
+    np.testing.assert_array_equal(ex.failed, naive)
+    assert ex.n_failed == naive.sum() and ex.used.shape[0] == n_boot - naive.sum()
+    assert np.isnan(ex.params[naive]).all() and np.isfinite(ex.used).all()
+    # the kept replicates are exact MLEs, refitted one by one
+    for b in np.flatnonzero(~naive)[:5]:
+        np.testing.assert_allclose(ex.params[b], fit_newton(counts.with_counts(bc[b]), "half")[0], atol=1e-8)
+    rg = bootstrap_fits(counts, "half", n_boot=n_boot, seed=5, failed="ridge")
+    np.testing.assert_array_equal(rg.failed, naive)
+    assert rg.used.shape[0] == n_boot and np.isfinite(rg.used).all()
+    b = np.flatnonzero(naive)[0]
+    np.testing.assert_allclose(rg.params[b], fit_newton(counts.with_counts(bc[b]), "half", ridge=1e-6)[0], atol=1e-6)
+    np.testing.assert_allclose(rg.params[~naive], ex.params[~naive], atol=1e-12)
