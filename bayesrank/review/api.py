@@ -16,7 +16,7 @@ from bayesrank.errors import InputError
 from bayesrank.review.claims import KINDS
 
 JUDGE_COLUMNS = ("judge", "worker", "annotator")
-GRID_COLUMNS = {"model", "benchmark", "score"}
+GRID_COLUMNS = ({"model", "benchmark", "score"}, {"model", "task", "value"})
 CONFIDENCE_COLUMNS = {"correct", "verbal", "token"}
 
 
@@ -49,8 +49,10 @@ def _columns(path: Path) -> list[str]:
 
 def detect_kind(path: Path) -> str:
     """pairwise | judges | grid | confidence, from the columns (see module docstring)."""
+    if path.is_dir() and list(path.glob("L3_data*.csv")):
+        return "confidence"
     cols = set(_columns(path))
-    if path.is_dir() or GRID_COLUMNS <= cols:
+    if path.is_dir() or any(g <= cols for g in GRID_COLUMNS):
         return "grid"
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
@@ -80,6 +82,9 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
         raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
     common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
                   progress=progress)
+    grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
+    if grid_options and kind != "grid":
+        raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 
@@ -88,7 +93,7 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     if kind == "grid":
         from bayesrank.review.grid import review_grid
 
-        return review_grid(path, **common, **options)
+        return review_grid(path, **common, **grid_options, **options)
     from bayesrank.review.confidence import review_confidence
 
     return review_confidence(path, **common, **options)

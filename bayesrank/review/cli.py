@@ -38,9 +38,24 @@ def register(sub) -> None:
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
+    g = p.add_argument_group("grid data")
+    g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
+    g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
+    g.add_argument("--models", default=None, help="comma-separated players to keep")
+    g.add_argument("--benchmarks", default=None, help="comma-separated benchmarks to keep")
     p.add_argument("--fail-on", default=None, choices=("fragile", "unsupported"),
                    help="exit with code 1 if a claim is unsupported (or fragile or unsupported)")
     p.set_defaults(func=run)
+
+
+def _split(text):
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def _grid_options(args) -> dict:
+    opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
+            "benchmarks": _split(args.benchmarks)}
+    return {k: v for k, v in opts.items() if v is not None}
 
 
 def run(args) -> int:
@@ -60,7 +75,7 @@ def run(args) -> int:
                         fragile_below=args.fragile_below, fast=args.fast, seed=args.seed, budget=args.budget,
                         format=args.format, exclude_invalid=args.exclude_invalid,
                         command=["bayesrank", *sys.argv[1:]],
-                        progress=lambda label, *_: bar.update(task, description=label))
+                        progress=lambda label, *_: bar.update(task, description=label), **_grid_options(args))
     out.rule(report.title)
     table = report.table()
     out.print(rich_table(table, title="claims and verdicts", floatfmt="{:.4g}"))

@@ -40,7 +40,13 @@ figcaption { color: var(--mute); font-size: 13px; }
   table, figure { page-break-inside: avoid; } .verdict { border: 1px solid #000; color: #000; background: none; } }
 """
 
-ACTION_LABELS = {"drop": "drop", "flip": "flip", "add": "add"}
+ACTION_ORDER = ("drop", "flip", "add", "configuration", "estimator")
+
+
+def _actions(report) -> list[str]:
+    """Perturbation kinds present in the claims, in a fixed order."""
+    present = {a for c in report.claims for a in (c.perturbation or {})}
+    return [a for a in ACTION_ORDER if a in present] + sorted(present - set(ACTION_ORDER))
 
 
 # ---------------------------------------------------------------------------------- formatting
@@ -106,9 +112,13 @@ def svg_of(draw, size) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=size)
+    if size is None:  # the drawing makes its own figure (several panels)
+        fig = draw()
+    else:
+        fig, ax = plt.subplots(figsize=size)
     try:
-        draw(ax)
+        if size is not None:
+            draw(ax)
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg")
@@ -132,7 +142,7 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 
 def _claims_html(report) -> str:
-    actions = sorted({a for c in report.claims for a in (c.perturbation or {})}, key=list(ACTION_LABELS).index)
+    actions = _actions(report)
     head = ("<tr><th>claim</th><th>verdict</th><th>frequentist: estimate [interval], p</th>"
             "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it</th>" for a in actions) + "</tr>")
     rows = []
@@ -220,7 +230,7 @@ def markdown(report) -> str:
     out = [f"# {md_esc(report.title)}", "",
            f"bayesrank review · kind: {md_esc(report.kind)} · level {md_esc(report.level)} · "
            + ", ".join(f"**{n} {v}**" for v, n in counts.items()), "", "## Verdicts", ""]
-    actions = sorted({a for c in report.claims for a in (c.perturbation or {})}, key=list(ACTION_LABELS).index)
+    actions = _actions(report)
     rows = []
     for c in report.claims:
         row = {"claim": c.claim.text, "verdict": c.verdict, "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),

@@ -20,7 +20,8 @@ class Section:
     """One block of evidence: paragraphs, captioned tables, figures and its JSON data.
 
     A figure is ``(caption, draw, size)``: ``draw(ax)`` draws it into a matplotlib Axes of ``size``
-    inches, so the HTML, a notebook and ``plot(ax)`` draw the same picture."""
+    inches, so the HTML, a notebook and ``plot(ax)`` draw the same picture; with ``size=None``,
+    ``draw()`` returns a whole Figure of its own (several panels)."""
 
     key: str
     title: str
@@ -46,6 +47,7 @@ class ReviewReport(Result):
     parts: dict[str, Diagnostics] = field(default_factory=dict)
     leaderboard: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
+    custom_rule: str | None = None  # a kind whose verdict rule differs (grids) states its own
 
     @property
     def diagnostics(self) -> Diagnostics:
@@ -53,7 +55,7 @@ class ReviewReport(Result):
 
     @property
     def rule(self) -> str:
-        return rule_text(self.level, self.fragile_below)
+        return self.custom_rule or rule_text(self.level, self.fragile_below)
 
     def verdict_counts(self) -> dict:
         counts = {v: 0 for v in VERDICTS}
@@ -104,6 +106,8 @@ class ReviewReport(Result):
         for s in self.sections:
             if s.figures:
                 _, draw, size = s.figures[0]
+                if size is None:
+                    return draw()
                 if ax is None:
                     _, ax = plt.subplots(figsize=size)
                 draw(ax)

@@ -1,0 +1,210 @@
+"""Evaluation grids: "A beats B on benchmark X" across the configurations of the grid.
+
+For a claim ``A>B@X`` with per-configuration score differences ``d_c = s_A,c − s_B,c`` over the C
+configurations where both were scored (``bayesrank.configflip``):
+
+* **frequentist**: the configurations are a sample of reasonable ways to run the benchmark; the
+  claim is that A's mean score over them exceeds B's: paired t-test of ``d_c`` (estimate = mean
+  ``d``, t interval, directional p-value ``min(1, 2·P(T > t))``; C ≥ 3 needed);
+* **Bayesian**: from the flip posterior's draws of the cell abilities η (hierarchical PyMC model,
+  or its no-pooling normal twin with ``fast``), P(mean_c (η_A,c − η_B,c) > 0); the share of
+  draws in which A is ahead in *every* configuration is shown beside it;
+* **perturbation**: a change of configuration. ``budget`` = the number of configurations in which
+  B scores at least as high as A (observed, so ``verified``), ``fraction`` = that share of the C
+  configurations, the actions = the witness configurations (as ``bayesrank configflip``).
+
+Verdict: ``unsupported`` when the frequentist or the Bayesian answer does not support the claim;
+``fragile`` when it is supported but at least one configuration reverses or ties it; else
+``supported``. (The comparison-count threshold ``--fragile-below`` does not apply to grids.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import InputError
+from bayesrank.review.report import ReviewReport, Section
+
+LM_EVAL_RENAMES = {"task": "benchmark", "value": "score"}
+
+
+@dataclass
+class GridClaimAnswer:
+    claim: object
+    frequentist: dict
+    bayesian: dict | None
+    perturbation: dict
+    verdict: str
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict,
+                "benchmark": self.claim.benchmark, "frequentist": self.frequentist, "bayesian": self.bayesian,
+                "perturbation": self.perturbation, "notes": self.notes}
+
+
+def grid_rule(level: float) -> str:
+    return (f"grid claims A>B@X: supported when the paired t-test of A's minus B's score over the configurations "
+            f"rejects at the {level:.0%} level in A's favour AND the posterior probability that A's mean over "
+            f"configurations is higher is at least {level:.2f} AND no configuration reverses or ties it; fragile: "
+            f"supported, but some configuration reverses or ties it; unsupported: otherwise.")
+
+
+def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None):
+    """A tidy grid (model, benchmark, score + configuration axes), a harness results file or folder,
+    or the bundled lm-eval long table (``task``/``value`` columns are benchmark/score)."""
+    import warnings
+
+    from bayesrank.configflip.grid import EvalGrid
+    from bayesrank.configflip.readers import items_from_stderr, read_any, select, summarise_items
+
+    rows = read_any(path)
+    if "correct" in rows.columns and "score" not in rows.columns:
+        rows = summarise_items(rows)
+    rows = rows.rename(columns={k: v for k, v in LM_EVAL_RENAMES.items() if k in rows.columns and v not in rows.columns})
+    if "metric" in rows.columns:
+        rows = rows[~rows["metric"].astype(str).str.endswith("_stderr")]
+    missing = {"model", "benchmark", "score"} - set(rows.columns)
+    if missing:
+        raise InputError(f"{path}: a grid needs columns model, benchmark, score; missing {sorted(missing)}")
+    rows = select(rows, metric=metric, models=models, benchmarks=benchmarks)
+    if "n_items" not in rows.columns and "stderr" in rows.columns:
+        rows = rows.assign(n_items=items_from_stderr(rows))
+    if axes is None:
+        axes = [c for c in ("template", "decoding", "num_fewshot", "fewshot", "metric", "scoring", "harness")
+                if c in rows.columns and rows[c].nunique() > 1]
+        if not axes:
+            raise InputError(f"{path}: no configuration axis varies; pass --axes")
+    n = "n_items" if "n_items" in rows.columns and rows["n_items"].notna().all() else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grid = EvalGrid.from_scores(rows.reset_index(drop=True), axes=list(axes), n_items=n)
+    return grid, rows, [str(w.message) for w in caught]
+
+
+def _pair_differences(grid, benchmark, a, b) -> pd.Series:
+    w = grid.wide(benchmark)
+    for p in (a, b):
+        if p not in w.columns:
+            raise InputError(f"claim {a}>{b}@{benchmark}: {p!r} has no score on {benchmark}; "
+                             f"players: {sorted(map(str, w.columns))}")
+    d = (w[a] - w[b]).dropna()
+    return d
+
+
+def frequentist_grid(d: pd.Series, level: float) -> dict:
+    from scipy import stats
+
+    c = len(d)
+    if c < 3:
+        return {"estimate": float(d.mean()) if c else None, "lower": None, "upper": None, "p_value": None,
+                "supported": False, "interval": "paired t over configurations (needs ≥ 3)", "n_configs": c}
+    t = stats.ttest_1samp(d.to_numpy(), 0.0)
+    se = float(d.std(ddof=1) / np.sqrt(c))
+    q = float(stats.t.ppf(0.5 + level / 2, c - 1))
+    est = float(d.mean())
+    p = 1.0 if est <= 0 else min(1.0, float(t.pvalue))
+    lower, upper = est - q * se, est + q * se
+    return {"estimate": est, "lower": lower, "upper": upper, "p_value": p, "supported": bool(lower > 0),
+            "interval": f"paired t over {c} configurations", "n_configs": c}
+
+
+def bayesian_grid(flip, a: str, b: str, configs) -> dict:
+    """P(mean_c (η_A − η_B) > 0) and P(η_A > η_B in every configuration) from the flip posterior's draws."""
+    s = flip.spec
+    ia, ib = s.models.index(a), s.models.index(b)
+    cols = [s.configs.index(c) for c in configs]
+    diff = flip.eta[:, ia, :][:, cols] - flip.eta[:, ib, :][:, cols]
+    return {"probability": float((diff.mean(axis=1) > 0).mean()), "method": f"flip posterior ({flip.method})",
+            "p_ahead_in_every_configuration": float((diff > 0).all(axis=1).mean()), "n_draws": int(diff.shape[0])}
+
+
+def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
+                progress=None, axes=None, metric=None, models=None, benchmarks=None, draws: int = 500) -> ReviewReport:
+    from bayesrank.configflip.analysis import analyze
+    from bayesrank.configflip.posterior import FlipPosterior
+    from bayesrank.review.claims import Claim, parse_claim
+    from bayesrank.review.reproducibility import appendix
+
+    say = progress or (lambda *a: None)
+    say("reading the grid")
+    grid, rows, warns = load_grid(path, axes=axes, metric=metric, models=models, benchmarks=benchmarks)
+    say("flip metrics and ANOVA")
+    res = analyze(grid)
+    if claims:
+        parsed = [parse_claim(c, "grid", players=grid.models, benchmarks=res.results) for c in claims]
+        expanded = []
+        for c in parsed:
+            for bench in ([c.benchmark] if c.benchmark else list(res.results)):
+                expanded.append(Claim(f"{c.a}>{c.b}@{bench}", "pair", a=c.a, b=c.b, benchmark=bench))
+        parsed = expanded
+    else:  # best vs second best by mean score on each benchmark
+        parsed = []
+        for bench in list(res.results)[:10]:
+            means = grid.wide(bench).mean(axis=0).sort_values(ascending=False)
+            a, b = str(means.index[0]), str(means.index[1])
+            parsed.append(Claim(f"{a}>{b}@{bench}", "pair", a=a, b=b, benchmark=bench))
+    posteriors, parts = {}, {"configflip": res.diagnostics}
+    for bench in dict.fromkeys(c.benchmark for c in parsed):
+        say(f"flip posterior: {bench}")
+        fp = FlipPosterior(grid, benchmark=bench)
+        posteriors[bench] = fp.fit(method="mle" if fast else "nuts", draws=draws, tune=draws, random_seed=seed)
+        if not fast:
+            parts[f"flip posterior {bench}"] = posteriors[bench].diagnostics
+    answers = []
+    for c in parsed:
+        d = _pair_differences(grid, c.benchmark, c.a, c.b)
+        freq = frequentist_grid(d, level)
+        bay = bayesian_grid(posteriors[c.benchmark], c.a, c.b, list(d.index))
+        reversed_in = d[d <= 0]
+        pert = {"configuration": {
+            "broken": bool(len(reversed_in) > 0), "budget": int(len(reversed_in)),
+            "fraction": float(len(reversed_in) / len(d)) if len(d) else None, "verified": True,
+            "reason": f"{len(reversed_in)} of {len(d)} configurations reverse or tie the claim (observed scores)",
+            "actions": [{"config": str(cfg), "difference": float(v)} for cfg, v in reversed_in.items()]}}
+        if not freq["supported"] or bay["probability"] < level:
+            v = "unsupported"
+        elif len(reversed_in):
+            v = "fragile"
+        else:
+            v = "supported"
+        notes = []
+        if freq["supported"] != (bay["probability"] >= level):
+            notes.append("the frequentist and the Bayesian answers disagree")
+        answers.append(GridClaimAnswer(c, freq, bay, pert, v, notes))
+    # evidence
+    table = res.table()
+    secs = [Section("flips", "Pairwise flips across configurations",
+                    text=[f"{len(res.results)} benchmark(s); configuration axes: {', '.join(grid.axes)}. "
+                          "rho_flip = min(N+, N−)/C, the share of configurations on the minority side; "
+                          "strict_order_free = no configuration reverses the pair (Property 1)."],
+                    tables=[("pairs per benchmark", table)], data={"pairs": table.to_dict(orient="records")})]
+    tau = pd.DataFrame([{"benchmark": b, "tau_R": r.tau["tau_R"], "orderings_reached": r.orderings_info["n_reachable"],
+                         "possible_strict_orderings": r.orderings_info["n_possible_strict"]}
+                        for b, r in res.results.items()])
+    secs.append(Section("orderings", "Rank stability: τ_R and reachable orderings",
+                        text=["τ_R = mean Kendall τ-b between the orderings of every two configurations."],
+                        tables=[("τ_R per benchmark", tau)], data={"tau": tau.to_dict(orient="records")}))
+    anova = res.anova_table()
+    secs.append(Section("anova", "What moves the scores: Type-II ANOVA shares",
+                        tables=[("ANOVA (share of the total sum of squares)", anova)],
+                        figures=[("ANOVA shares per benchmark", lambda ax: res.plot(ax=ax, kind="anova"), (7, 3.5))]
+                        if len(anova) else [],
+                        data={"anova": anova.to_dict(orient="records")}))
+    post_rows = []
+    for bench, flip in posteriors.items():
+        for r in flip.pair_summary().to_dict(orient="records"):
+            post_rows.append({"benchmark": bench, **r})
+    post = pd.DataFrame(post_rows)
+    secs.append(Section("flip_posterior", "Posterior flip probabilities",
+                        text=[f"{'No-pooling normal twin' if fast else 'Hierarchical PyMC model'} per benchmark with "
+                              "a claim; claims_reversal = some configuration credibly favours each player."],
+                        tables=[("flip posterior per pair", post)], data={"pairs": post.to_dict(orient="records")}))
+    notes = [f"grid reader: {w}" for w in warns]
+    rep = appendix(path, len(rows), res.excluded.to_dict(), seed, command)
+    title = f"Review of {path.name}: {len(answers)} claims on {len(res.results)} benchmark(s)"
+    return ReviewReport(kind="grid", title=title, level=level, fragile_below=fragile_below, claims=answers,
+                        sections=secs, reproducibility=rep, parts=parts, notes=notes, custom_rule=grid_rule(level))
