@@ -1,17 +1,27 @@
 """Spec 03: configuration-conditional rank instability.
 
 Grids (``EvalGrid``), readers for harness outputs, ranges, rho_flip / Property 1 / tau_R / reachable
-orderings, Type-II ANOVA attribution, GRID cards, and posterior flip probabilities
-(``bayesrank.configflip.posterior.FlipPosterior``, which loads PyMC). Names load lazily (PEP 562).
+orderings, the spec's Type-II ANOVA attribution, GRID cards, posterior flip probabilities
+(``posterior.FlipPosterior``) and paired per-item tests of ``A>B`` claims (``paired.paired_tests``).
+
+Names are imported lazily (``bayesrank configflip --help`` must not load pandas, SciPy or PyMC).
 """
 
-from bayesrank._lazy import lazy_exports
+from importlib import import_module
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "EvalGrid": "grid", "analyze": "analysis",
-    "anova_type2": "anova", "attribution_summary": "anova",
-    "build_card": "card", "render_markdown": "card", "validate_card": "card", "write_card": "card",
-    "pairwise_flips": "metrics", "reachable_orderings": "metrics", "tau_r": "metrics",
-    "scoring_path_sensitivity": "metrics", "cross_harness_differences": "metrics",
-    "apply_range": "ranges", "parse_range": "ranges",
-})
+_EXPORTS = {
+    "EvalGrid": "grid", "analyze": "analysis", "GridAnalysis": "analysis", "anova_type2": "anova",
+    "attribution_summary": "anova", "attribution_analyses": "attribution", "build_card": "card",
+    "render_markdown": "card", "validate_card": "card", "write_card": "card", "pairwise_flips": "metrics",
+    "reachable_orderings": "metrics", "tau_r": "metrics", "scoring_path_sensitivity": "metrics",
+    "cross_harness_differences": "metrics", "apply_range": "ranges", "parse_range": "ranges",
+    "FlipPosterior": "posterior", "FlipResult": "posterior", "paired_tests": "paired", "PairedTests": "paired",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

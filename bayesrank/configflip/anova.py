@@ -23,7 +23,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from bayesrank.errors import InputError
 
@@ -137,6 +136,8 @@ def _anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[s
         warnings.warn("ANOVA model is saturated (no residual degrees of freedom): F, p and partial eta^2 are "
                       "not identifiable; lower max_order or add replicates (items, tasks)", UserWarning,
                       stacklevel=2)
+    from scipy import stats
+
     rows = []
     for t in terms:
         reduced = [u for u in terms if not set(t) <= set(u)]
@@ -158,10 +159,11 @@ def _anova_type2(data: pd.DataFrame, response: str, factors: list[str] | tuple[s
     return out
 
 
-def attribution_summary(table: pd.DataFrame, model_factor: str = "model") -> dict:
-    """Shares of SS_total grouped as: model identity, execution main effects, interactions, blocks, residual."""
+def attribution_summary(table: pd.DataFrame, model_factor: str = "player") -> dict:
+    """Shares of SS_total grouped as: player (model identity), execution main effects, interactions,
+    blocks, residual."""
     blocks = set(table.attrs.get("blocks", []))
-    s = {"model": 0.0, "execution_main": 0.0, "interactions": 0.0, "blocks": 0.0, "residual": 0.0}
+    s = {"player": 0.0, "execution_main": 0.0, "interactions": 0.0, "blocks": 0.0, "residual": 0.0}
     for term, share in zip(table["term"], table["share"]):
         if term == "Residual":
             s["residual"] += share
@@ -170,7 +172,7 @@ def attribution_summary(table: pd.DataFrame, model_factor: str = "model") -> dic
         elif ":" in term:
             s["interactions"] += share
         elif term == model_factor:
-            s["model"] += share
+            s["player"] += share
         else:
             s["execution_main"] += share
     return s

@@ -1,6 +1,8 @@
 """GRID card: a disclosure record of the harness configuration beside every score, and the rho_flip of
-every pairwise claim the scores support. JSON/YAML (validated against :data:`GRID_CARD_SCHEMA` with
-jsonschema) plus a Markdown rendering.
+every pairwise claim the scores support. JSON/YAML (validated with jsonschema against the package's
+``bayesrank/schemas/grid_card.json``) plus a Markdown rendering. The card keeps the spec's field
+names (``model``, ``model_a``/``model_b`` of a claim) because it is a disclosure record of the
+evaluated models, not a result table.
 
 Every provenance field is *required* but may be ``null``: an unknown field is recorded as unknown
 (and listed under ``disclosure_gaps``), never silently omitted.
@@ -21,68 +23,17 @@ from .grid import EvalGrid, config_label
 from .metrics import pairwise_flips
 
 SCHEMA_VERSION = "1.0"
-_NULLABLE_STR = {"type": ["string", "null"]}
-_NULLABLE_NUM = {"type": ["number", "null"]}
-_NULLABLE_INT = {"type": ["integer", "null"]}
+SCHEMA_NAME = "grid_card"   # bayesrank/schemas/grid_card.json ($id urn:bayesrank:schema:grid_card)
 
 PROVENANCE_FIELDS = ("model_revision", "quantisation", "harness", "harness_version", "harness_commit",
                      "template_hash", "num_fewshot", "fewshot_seed", "scoring_rule", "item_subset_hash")
 
-GRID_CARD_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "GRID card (bayesrank configflip)",
-    "type": "object",
-    "required": ["grid_card_version", "created", "range", "axes", "entries", "claims", "disclosure_gaps"],
-    "additionalProperties": False,
-    "properties": {
-        "grid_card_version": {"const": SCHEMA_VERSION},
-        "title": {"type": "string"},
-        "created": {"type": "string"},
-        "range": {"type": "string"},
-        "axes": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "entries": {
-            "type": "array", "minItems": 1,
-            "items": {
-                "type": "object", "additionalProperties": False,
-                "required": ["model", "benchmark", "configuration", "score", "stderr", "n_items", "model_revision",
-                             "quantisation", "harness", "harness_version", "harness_commit", "template_hash",
-                             "decoding", "num_fewshot", "fewshot_seed", "scoring_rule", "item_subset_hash",
-                             "source"],
-                "properties": {
-                    "model": {"type": "string"}, "benchmark": {"type": "string"},
-                    "configuration": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "score": {"type": "number"}, "stderr": _NULLABLE_NUM, "n_items": _NULLABLE_INT,
-                    "model_revision": _NULLABLE_STR, "quantisation": _NULLABLE_STR, "harness": _NULLABLE_STR,
-                    "harness_version": _NULLABLE_STR, "harness_commit": _NULLABLE_STR,
-                    "template_hash": _NULLABLE_STR,
-                    "decoding": {"type": "object", "required": ["temperature", "top_p", "do_sample"],
-                                 "properties": {"temperature": _NULLABLE_NUM, "top_p": _NULLABLE_NUM,
-                                                "do_sample": {"type": ["boolean", "null"]},
-                                                "max_tokens": _NULLABLE_INT}},
-                    "num_fewshot": _NULLABLE_INT, "fewshot_seed": _NULLABLE_INT,
-                    "scoring_rule": _NULLABLE_STR, "item_subset_hash": _NULLABLE_STR, "source": _NULLABLE_STR,
-                },
-            },
-        },
-        "claims": {
-            "type": "array",
-            "items": {
-                "type": "object", "additionalProperties": False,
-                "required": ["benchmark", "model_a", "model_b", "verdict", "n_plus", "n_minus", "n_ties",
-                             "n_configs", "rho_flip", "strict_order_free"],
-                "properties": {
-                    "benchmark": {"type": "string"}, "model_a": {"type": "string"}, "model_b": {"type": "string"},
-                    "verdict": {"type": "string"},
-                    "n_plus": {"type": "integer", "minimum": 0}, "n_minus": {"type": "integer", "minimum": 0},
-                    "n_ties": {"type": "integer", "minimum": 0}, "n_configs": {"type": "integer", "minimum": 1},
-                    "rho_flip": {"type": "number", "minimum": 0, "maximum": 0.5},
-                    "strict_order_free": {"type": "boolean"},
-                },
-            },
-        },
-        "disclosure_gaps": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
-    },
-}
+
+def card_schema() -> dict:
+    """The GRID card's JSON Schema (draft 2020-12), shipped as ``bayesrank/schemas/grid_card.json``."""
+    from bayesrank.protocol import schema
+
+    return schema(SCHEMA_NAME)
 
 
 def _clean(v):
@@ -158,7 +109,7 @@ def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = N
         for p in pairwise_flips(grid, b, tol).to_dict(orient="records"):
             if p["n_configs"] == 0:
                 continue
-            a, bb = p["model_a"], p["model_b"]
+            a, bb = p["player_a"], p["player_b"]
             if p["n_plus"] >= p["n_minus"]:
                 verdict = f"{a} > {bb} in {p['n_plus']} of {p['n_configs']} configurations"
             else:
@@ -177,10 +128,10 @@ def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = N
 
 
 def validate_card(card: dict) -> None:
-    """jsonschema validation; raises InputError naming the offending path."""
+    """jsonschema validation against ``grid_card.json``; raises InputError naming the offending path."""
     import jsonschema
 
-    v = jsonschema.Draft202012Validator(GRID_CARD_SCHEMA)
+    v = jsonschema.Draft202012Validator(card_schema())
     errors = sorted(v.iter_errors(card), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -219,7 +170,7 @@ def render_markdown(card: dict, max_entries: int = 200) -> str:
     return "\n".join(L) + "\n"
 
 
-def write_card(card: dict, path: str | Path) -> Path:
+def write_card(card: dict, path: str | Path, markdown: bool = True) -> Path:
     """Write JSON (``.json``) or YAML (``.yaml``/``.yml``), and the Markdown rendering beside it (``.md``)."""
     import yaml
 
@@ -230,7 +181,8 @@ def write_card(card: dict, path: str | Path) -> Path:
         path.write_text(yaml.safe_dump(card, sort_keys=False, allow_unicode=True))
     else:
         path.write_text(json.dumps(card, indent=2))
-    path.with_suffix(".md").write_text(render_markdown(card))
+    if markdown:
+        path.with_suffix(".md").write_text(render_markdown(card))
     return path
 
 

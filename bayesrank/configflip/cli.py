@@ -1,125 +1,166 @@
-"""``bayesrank configflip`` (rank instability over a configuration grid) and ``bayesrank card`` (GRID card)."""
+"""``bayesrank configflip`` (rank instability over a configuration grid) and ``bayesrank card`` (GRID card).
+
+Module level: standard library, :mod:`bayesrank.cli_args` and :mod:`bayesrank.errors` only (start-up speed);
+everything else is imported inside the command functions.
+"""
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
 
-import pandas as pd
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.errors import InputError
+
+FORMATS = ("csv", "lm-eval", "lm-eval-samples", "inspect", "inspect-items", "helm")  # = readers.FORMATS
+ITEM_COLUMNS = ("item", "correct")
 
 
 def _split(s: str | None) -> list[str] | None:
     return [x.strip() for x in s.split(",") if x.strip()] if s else None
 
 
-def _load_rows(paths: list[str]) -> pd.DataFrame:
-    """Concatenated reader rows; per-item files (samples JSONL) are summarised to one row per cell."""
-    from .readers import read_any, summarise_items
-
-    frames = []
-    for p in paths:
-        rows = read_any(p)
-        if "correct" in rows.columns and "score" not in rows.columns:
-            rows = summarise_items(rows)
-        frames.append(rows)
-    return pd.concat(frames, ignore_index=True)
+def _inputs(args) -> list[str]:
+    return [args.data, *(args.more_data or [])]
 
 
-def _grid_from_args(args, rows: pd.DataFrame):
+def _load_rows(paths: list[str], fmt: str = "auto"):
+    """Concatenated reader rows. Returns (rows, per_item): per_item when every input holds per-item
+    correctness (``item`` and ``correct`` columns and no ``score``)."""
+    import pandas as pd
+
+    from .readers import read_format
+
+    frames = [read_format(p, fmt) for p in paths]
+    per_item = [all(c in f.columns for c in ITEM_COLUMNS) and "score" not in f.columns for f in frames]
+    if any(per_item) and not all(per_item):
+        from .readers import summarise_items
+
+        frames = [summarise_items(f) if pi else f for f, pi in zip(frames, per_item)]
+        return pd.concat(frames, ignore_index=True), False
+    return pd.concat(frames, ignore_index=True), all(per_item)
+
+
+def _grid_from_args(args, rows, per_item: bool):
     from .grid import EvalGrid
     from .readers import items_from_stderr, select
 
     d = select(rows, metric=args.metric, models=_split(args.models), benchmarks=_split(args.benchmarks),
                model=args.model_col, benchmark=args.benchmark_col)
+    axes = _split(args.axes)
+    if per_item:
+        if axes is None:
+            skip = {args.model_col, args.benchmark_col, *ITEM_COLUMNS, args.cluster_col}
+            axes = [c for c in d.columns if c not in skip]
+        return EvalGrid.from_items(d, model=args.model_col, benchmark=args.benchmark_col, axes=axes,
+                                   keep=[args.cluster_col] if args.cluster_col else ())
+    if args.claim:
+        raise InputError("--claim needs per-item data (columns item and correct, e.g. lm-eval samples JSONL or a CSV "
+                         "with one row per player, configuration and item); the input has one score per cell")
     n_col = args.n_items_col
     if n_col is None and "n_items" in d.columns and d["n_items"].notna().all():
         n_col = "n_items"
     if n_col is None and args.posterior != "none" and "stderr" in d.columns:
         d = d.assign(n_items=items_from_stderr(d, args.benchmark_col, args.score_col))
         n_col = "n_items"
-    return EvalGrid.from_scores(d, model=args.model_col, benchmark=args.benchmark_col, axes=_split(args.axes),
+    return EvalGrid.from_scores(d, model=args.model_col, benchmark=args.benchmark_col, axes=axes,
                                 score=args.score_col, n_items=n_col,
                                 score_range=None if args.no_score_range else (0.0, 1.0))
 
 
 def _run_configflip(args) -> int:
-    from bayesrank.report import console, rich_table, write_json
+    from bayesrank.report import console, rich_table
 
     from .analysis import analyze
-    from .anova import anova_type2
 
-    rows = _load_rows(args.data)
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be between 0 and 1, got {args.level}")
+    rows, per_item = _load_rows(_inputs(args), args.format)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        grid = _grid_from_args(args, rows)
+        grid = _grid_from_args(args, rows, per_item)
     out = console()
     out.width = max(out.width, 150)
     for w in caught:
         out.print(f"[yellow]warning:[/] {w.message}")
-    res = analyze(grid, args.range, tol=args.tol, anova_order=args.anova_order,
-                  posterior=None if args.posterior == "none" else args.posterior,
-                  posterior_kwargs={"draws": args.draws, "tune": args.draws, "chains": 2, "random_seed": args.seed,
-                                    "nuts_sampler": args.sampler, "target_accept": 0.95 if args.sampler == "nutpie" else 0.9}
-                  if args.posterior == "nuts" else {"random_seed": args.seed})
-    payload = res.to_dict()
-    if args.anova_pooled:
-        from .ranges import apply_range
-
-        g = apply_range(grid, args.range)
-        d = g.data[g.data["benchmark"].isin(list(res.results))]
-        factors = ["model"] + [a for a in g.axes if d[a].nunique() > 1]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            payload["anova_pooled"] = anova_type2(d, "score", factors, max_order=args.anova_order,
-                                                  blocks=("benchmark",))
+    post_kw = {"random_seed": args.seed}
+    if args.posterior == "nuts":
+        post_kw.update(draws=args.draws, tune=args.draws, chains=args.chains, cores=args.chains,
+                       nuts_sampler=args.sampler)
+    res = analyze(grid, args.range, tol=args.tol, anova_order=args.anova_order, execution_axes=_split(args.anova_axes),
+                  posterior=None if args.posterior == "none" else args.posterior, posterior_kwargs=post_kw,
+                  claims=args.claim, level=args.level, pooled_anova=args.anova_pooled,
+                  paired_kwargs={"cluster": args.cluster_col, "power": args.power, "n_boot": args.n_boot,
+                                 "seed": args.seed})
     out.print(f"range: [bold]{res.range_spec}[/] · {grid}")
     for b, r in res.results.items():
-        pairs = r.pairs[["model_a", "model_b", "n_plus", "n_minus", "n_ties", "rho_flip", "strict_order_free"]]
+        pairs = r.pairs_table()
+        cols = ["player_a", "player_b", "n_plus", "n_minus", "n_ties", "rho_flip", "strict_order_free"]
         if r.posterior is not None:
-            ps = r.posterior.pair_summary()
-            pairs = pairs.merge(ps[["model_a", "model_b", "rho_flip_mean", "claims_reversal"]],
-                                on=["model_a", "model_b"]).rename(columns={"rho_flip_mean": "post_rho_flip"})
-        out.print(rich_table(pairs, title=f"{b}: pairwise flips (tau_R = {r.tau['tau_R']:.3f}, "
-                                          f"{r.orderings_info['n_reachable']} orderings reached of "
-                                          f"{r.orderings_info['n_possible_strict']} strict)"))
-        if args.verbose and r.anova is not None:
-            out.print(rich_table(r.anova[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
-                                 title=f"{b}: Type-II ANOVA"))
+            pairs = pairs.rename(columns={"rho_flip_mean": "post_rho_flip"})
+            cols += ["post_rho_flip", "p_rho_flip_positive", "claims_reversal"]
+        out.print(rich_table(pairs[cols], title=f"{b}: pairwise flips (tau_R = {r.tau['tau_R']:.3f}, "
+                                                f"{r.orderings_info['n_reachable']} orderings reached of "
+                                                f"{r.orderings_info['n_possible_strict']} strict)"))
+        for a in r.anovas:
+            att = a.attribution
+            out.print(f"  ANOVA [bold]{a.name}[/] ({' x '.join(a.factors)}"
+                      + (f" + {', '.join(a.blocks)}" if a.blocks else "") + f"): player {att['player']:.1%}, "
+                      f"execution main {att['execution_main']:.1%}, interactions {att['interactions']:.1%}, "
+                      f"residual {att['residual']:.1%}")
+            out.print(f"    residual = {a.residual_holds}")
+            if args.verbose:
+                out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
+                                     title=f"{b}: Type-II ANOVA {a.name}"))
+        if r.posterior is not None:
+            report_diagnostics(out, r.posterior.diagnostics)
+    if res.pooled_anova is not None:
+        a = res.pooled_anova
+        out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
+                             title=f"pooled ANOVA ({' x '.join(a.factors)} + {', '.join(a.blocks)}); "
+                                   f"residual = {a.residual_holds}"))
+    if res.paired is not None:
+        out.print(rich_table(res.paired.claims(), title=f"claims: paired per-item tests (Holm across configurations, "
+                                                        f"level {args.level})"))
+        t = res.paired.table()
+        out.print(rich_table(t[["claim", "benchmark", "config", "n_items", "diff", "n10", "n01", "test", "p_value",
+                                "p_holm", "mde", "items_needed"]], title="paired tests per configuration"))
     if res.excluded.total:
         out.print(f"[yellow]excluded:[/] {res.excluded.report()}")
     if len(res.missing_cells):
         out.print(f"[yellow]missing cells (not imputed):[/] {len(res.missing_cells)}")
+    report_diagnostics(out, res.diagnostics)
     if args.json:
-        write_json(payload, args.json)
+        res.to_json(args.json)
         out.print(f"wrote {args.json}")
     if args.plots:
-        _plots(res, args.plots, grid)
+        _plots(res, args.plots)
         out.print(f"wrote figures to {args.plots}")
     return 0
 
 
-def _plots(res, folder: str, grid) -> None:
-    import matplotlib.pyplot as plt
+def _plots(res, folder: str) -> None:
+    import matplotlib
 
-    from . import plots
-    from .ranges import apply_range
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    g = apply_range(grid, res.range_spec if res.range_spec != "full" else None)
-    for b, r in res.results.items():
+    for b in res.results:
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in b)
-        ax = plots.flip_heatmap(g, b, r.posterior.p_greater() if r.posterior is not None else None)
-        ax.figure.savefig(folder / f"flips_{safe}.png", dpi=120)
-        plt.close(ax.figure)
-        ax = plots.ordering_frequencies(r.orderings, title=f"{b}: orderings")
-        ax.figure.savefig(folder / f"orderings_{safe}.png", dpi=120)
-        plt.close(ax.figure)
-    tables = {b: r.anova for b, r in res.results.items() if r.anova is not None}
-    if tables:
-        ax = plots.anova_shares(tables)
-        ax.figure.savefig(folder / "anova_shares.png", dpi=120)
-        plt.close(ax.figure)
+        for kind, name in (("flips", "flips"), ("orderings", "orderings")):
+            fig = res.plot(benchmark=b, kind=kind)
+            fig.savefig(folder / f"{name}_{safe}.png", dpi=120)
+            plt.close(fig)
+    if any(r.anova is not None for r in res.results.values()):
+        fig = res.plot(kind="anova")
+        fig.savefig(folder / "anova_shares.png", dpi=120)
+        plt.close(fig)
+    if res.paired is not None:
+        fig = res.paired.plot()
+        fig.savefig(folder / "paired_tests.png", dpi=120)
+        plt.close(fig)
 
 
 def _run_card(args) -> int:
@@ -128,10 +169,12 @@ def _run_card(args) -> int:
     from .card import build_card, write_card
     from .grid import EvalGrid
     from .ranges import apply_range
+    from .readers import select, summarise_items
 
-    from .readers import select
-
-    rows = select(_load_rows(args.inputs), metric=args.metric)
+    rows, per_item = _load_rows(_inputs(args), args.format)
+    if per_item:
+        rows = summarise_items(rows)
+    rows = select(rows, metric=args.metric)
     axes = _split(args.axes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -141,51 +184,65 @@ def _run_card(args) -> int:
     rows = rows.merge(keep, on=["model", "benchmark", *axes], how="inner") if args.range else rows
     card = build_card(rows, axes, grid=grid, range_spec=args.range or "full", title=args.title)
     path = write_card(card, args.out)
-    console().print(f"GRID card: {len(card['entries'])} scores, {len(card['claims'])} pairwise claims -> {path} "
-                    f"(+ {path.with_suffix('.md')})")
+    msg = f"GRID card: {len(card['entries'])} scores, {len(card['claims'])} pairwise claims -> {path} " \
+          f"(+ {path.with_suffix('.md')})"
+    if args.json:
+        write_card(card, args.json, markdown=False)
+        msg += f"; JSON {args.json}"
+    console().print(msg)
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "configflip", help="configuration-conditional rank instability (rho_flip, tau_R, orderings, ANOVA)",
+        "configflip", help="configuration-conditional rank instability (rho_flip, tau_R, orderings, ANOVA, claims)",
         description="Pairwise contradiction rate rho_flip = min(N+, N-)/|C_b|, Property-1 test, tau_R, reachable "
-                    "orderings and Type-II ANOVA attribution per benchmark over a grid of configurations.")
-    p.add_argument("data", nargs="+", help="CSV (tidy grid), lm-eval results JSON / directory, Inspect JSON log, "
-                                           "HELM run directory")
+                    "orderings and the spec's Type-II ANOVA attribution per benchmark over a grid of configurations; "
+                    "optionally posterior flip probabilities and paired per-item tests of 'A>B' claims.")
+    add_data_args(p, FORMATS, exclude_invalid=False)
+    p.add_argument("more_data", nargs="*", metavar="MORE", help="further inputs (concatenated)")
     p.add_argument("--benchmark-col", default="benchmark")
-    p.add_argument("--model-col", default="model")
+    p.add_argument("--model-col", default="model", help="column naming the ranked player (default: model)")
     p.add_argument("--score-col", default="score")
     p.add_argument("--n-items-col", default=None, help="column with the number of items per cell")
     p.add_argument("--axes", default=None, help="comma-separated configuration axis columns (default: all others)")
     p.add_argument("--metric", default=None, help="keep rows with this metric (alternatives with '|')")
-    p.add_argument("--models", default=None, help="comma-separated subset of models")
+    p.add_argument("--models", default=None, help="comma-separated subset of players")
     p.add_argument("--benchmarks", default=None, help="comma-separated subset of benchmarks")
     p.add_argument("--range", default=None, help="filter, e.g. 'template!=cot,decoding=greedy', or a named range "
                                                "('full', 'core' = spec 03's template!=cot,decoding=greedy)")
     p.add_argument("--tol", type=float, default=0.0, help="score differences within tol count as ties")
+    p.add_argument("--anova-axes", default=None,
+                   help="execution axes of the ANOVA (default: axes named template/decoding/few-shot; the others, "
+                        "e.g. scoring and harness, get separate analyses)")
     p.add_argument("--anova-order", type=int, default=None, help="highest interaction order (default: all that "
                                                                  "leave residual df)")
     p.add_argument("--anova-pooled", action="store_true", help="also pool all benchmarks into one ANOVA with "
                                                                "benchmark as an additive block")
     p.add_argument("--posterior", choices=["none", "mle", "nuts"], default="none",
                    help="flip probabilities: no-pooling twin (mle) or hierarchical PyMC model (nuts)")
-    p.add_argument("--draws", type=int, default=500)
-    p.add_argument("--sampler", choices=["pymc", "nutpie"], default="pymc",
-                   help="NUTS implementation for --posterior nuts (nutpie: optional extra, faster on large item grids)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--draws", type=int, default=500, help="posterior draws (and tuning steps) per chain")
+    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto",
+                   help="NUTS implementation (auto: nutpie when installed, else PyMC)")
+    p.add_argument("--claim", action="append", default=None, metavar="A>B",
+                   help="paired per-item tests of 'A beats B' in every configuration (repeatable; needs per-item data)")
+    p.add_argument("--cluster-col", default=None, help="per-item column grouping items (cluster-robust tests)")
+    p.add_argument("--power", type=float, default=0.8, help="power for the minimum detectable effect (default 0.8)")
+    p.add_argument("--n-boot", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
     p.add_argument("--no-score-range", action="store_true", help="scores are not fractions in [0, 1]")
-    p.add_argument("--json", default=None, help="write the full result as JSON here")
-    p.add_argument("--plots", default=None, help="folder for the flip heatmaps, ordering and ANOVA figures")
+    add_output_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="print the ANOVA tables")
     p.set_defaults(func=_run_configflip)
 
     c = subparsers.add_parser("card", help="build a GRID disclosure card (JSON/YAML + Markdown) from harness outputs")
-    c.add_argument("inputs", nargs="+", help="lm-eval results JSON/dirs, Inspect JSON logs, HELM run dirs, CSV")
+    add_data_args(c, FORMATS, exclude_invalid=False)
+    c.add_argument("more_data", nargs="*", metavar="MORE", help="further inputs (concatenated)")
     c.add_argument("--axes", required=True, help="configuration axes, e.g. num_fewshot,metric")
     c.add_argument("--metric", default=None, help="keep rows with this metric (alternatives with '|')")
     c.add_argument("--range", default=None)
     c.add_argument("--title", default="GRID card")
     c.add_argument("--no-score-range", action="store_true")
     c.add_argument("--out", default="out/grid_card.json", help=".json or .yaml; the .md rendering is written beside")
+    add_output_args(c, level=False, seed=False, plots=False)
     c.set_defaults(func=_run_card)

@@ -131,9 +131,13 @@ class EvalGrid:
         axes: list[str] | tuple[str, ...],
         item: str = "item",
         correct: str = "correct",
+        keep: list[str] | tuple[str, ...] = (),
     ) -> "EvalGrid":
-        """Per-item correctness (0/1, or a fraction in [0, 1]) -> grid of accuracies with item counts."""
-        needed = [model, item, correct, *axes] + ([benchmark] if benchmark else [])
+        """Per-item correctness (0/1, or a fraction in [0, 1]) -> grid of accuracies with item counts.
+
+        ``keep``: further per-item columns carried in ``items`` (e.g. a cluster column for paired tests)."""
+        keep = [k for k in keep if k]
+        needed = [model, item, correct, *axes, *keep] + ([benchmark] if benchmark else [])
         missing = [c for c in needed if c not in df.columns]
         if missing:
             raise InputError(f"item table lacks column(s) {missing}; columns present: {list(df.columns)}")
@@ -147,6 +151,10 @@ class EvalGrid:
             items[a] = df[a].astype(str).to_numpy()
         items["item"] = df[item].astype(str).to_numpy()
         items["correct"] = c.to_numpy(dtype=float)
+        for k in keep:
+            if df[k].isna().any():
+                raise InputError(f"column {k!r} is empty in rows {_rows(df.index[df[k].isna()])}")
+            items[k] = df[k].astype(str).to_numpy()
         keys = [MODEL, BENCHMARK, *axes, "item"]
         dup = items.duplicated(keys, keep=False)
         if dup.any():

@@ -28,6 +28,8 @@ from bayesrank.errors import InputError
 
 from .grid import BENCHMARK, MODEL, SCORE, EvalGrid, config_label
 
+PLAYER = "player"  # output tables name the ranked model ``player`` (docs/glossary.md)
+
 
 def _check_configs(wide: pd.DataFrame, benchmark: str) -> None:
     if wide.shape[0] < 2:
@@ -38,7 +40,7 @@ def _check_configs(wide: pd.DataFrame, benchmark: str) -> None:
 
 
 def pairwise_flips(grid: EvalGrid, benchmark: str, tol: float = 0.0) -> pd.DataFrame:
-    """One row per unordered model pair (A before B in first-seen order): N+, N-, ties, rho_flip,
+    """One row per unordered player pair ``player_a``, ``player_b`` (A before B in first-seen order): N+, N-, ties, rho_flip,
     Property-1 verdict and witnessing configurations (largest margin each way)."""
     wide = grid.wide(benchmark)
     _check_configs(wide, benchmark)
@@ -50,7 +52,7 @@ def pairwise_flips(grid: EvalGrid, benchmark: str, tol: float = 0.0) -> pd.DataF
         n_ties = int(len(d) - n_plus - n_minus)
         n_conf = len(d)
         rows.append({
-            "model_a": a, "model_b": b,
+            "player_a": a, "player_b": b,
             "n_plus": n_plus, "n_minus": n_minus, "n_ties": n_ties, "n_configs": n_conf,
             "rho_flip": min(n_plus, n_minus) / n_conf if n_conf else np.nan,
             "strict_order_free": bool(n_plus == 0 or n_minus == 0),
@@ -149,7 +151,7 @@ def scoring_path_sensitivity(grid: EvalGrid, axis: str, level_a: str, level_b: s
     keys = [BENCHMARK, MODEL, *others]
     a = d[d[axis] == level_a].set_index(keys)[SCORE]
     b = d[d[axis] == level_b].set_index(keys)[SCORE]
-    out = pd.concat({level_a: a, level_b: b}, axis=1).dropna().reset_index()
+    out = pd.concat({level_a: a, level_b: b}, axis=1).dropna().reset_index().rename(columns={MODEL: PLAYER})
     out["difference"] = out[level_a] - out[level_b]
     out["config"] = [config_label(r, others) for r in out[others].itertuples(index=False)] if others else ""
     return out
@@ -175,7 +177,7 @@ def cross_harness_differences(grid: EvalGrid, harness_axis: str = "harness",
         if len(g) < 2:
             continue
         hi, lo = g.loc[g[SCORE].idxmax()], g.loc[g[SCORE].idxmin()]
-        rows.append({BENCHMARK: key[0], MODEL: key[1], "config": config_label(key[2:], others),
+        rows.append({BENCHMARK: key[0], PLAYER: key[1], "config": config_label(key[2:], others),
                      "n_harnesses": len(g), "max_minus_min": float(hi[SCORE] - lo[SCORE]),
                      "highest": hi[harness_axis], "lowest": lo[harness_axis],
                      **{f"score[{h}]": s for h, s in zip(g[harness_axis], g[SCORE])}})

@@ -246,7 +246,7 @@ class PairedTests(Result):
     def to_dict(self, envelope: bool = True) -> dict:
         d = {"level": self.level, "power": self.power, "n_boot": self.n_boot, "seed": self.seed,
              "cluster": self.cluster, "claims": self.claims(), "tests": self.table(), "skipped": self.skipped}
-        return {**self._envelope(), **d} if envelope else d
+        return {**self._envelope(), **d} if envelope else {"diagnostics": self.diagnostics.to_dict(), **d}
 
     def plot(self, ax=None, **kwargs):
         """Paired differences with Wald and bootstrap intervals, one row per (claim, benchmark, config)."""

@@ -18,7 +18,7 @@ def flip_heatmap(grid: EvalGrid, benchmark: str, p_greater: pd.DataFrame | None 
     wide = grid.wide(benchmark)
     pairs = list(itertools.combinations(wide.columns, 2))
     if p_greater is not None:
-        piv = p_greater.assign(pair=p_greater["model_a"] + " vs " + p_greater["model_b"]) \
+        piv = p_greater.assign(pair=p_greater["player_a"] + " vs " + p_greater["player_b"]) \
             .pivot(index="pair", columns="config", values="p_a_greater")
         mat = piv.reindex(index=[f"{a} vs {b}" for a, b in pairs], columns=wide.index).to_numpy(float)
         vmin, vmax, label = 0.0, 1.0, "P(A > B | c)"

@@ -1,7 +1,7 @@
-"""Posterior flip probabilities: a hierarchical PyMC model of correctness by model, axis levels and
+"""Posterior flip probabilities: a hierarchical PyMC model of correctness by player, axis levels and
 their interactions (see ``models/configflip.md``).
 
-Latent ability of model m in configuration c (levels ``l_a(c)`` of each axis a)::
+Latent ability of player m in configuration c (levels ``l_a(c)`` of each axis a)::
 
     eta[m, c] = mu + alpha[m] + sum_a beta_a[l_a(c)] + sum_a gamma_a[m, l_a(c)] + delta[m, c]
 
@@ -9,8 +9,9 @@ Latent ability of model m in configuration c (levels ``l_a(c)`` of each axis a):
   every model and configuration (the fixed item subset);
 - counts only:    k[m, c] ~ Binomial(n[m, c], logit^-1(eta[m, c])).
 
-Non-centred normal effects with half-normal scales. Because ``u`` is shared and logit^-1 is monotone,
-model A beats B on the item population in configuration c iff ``eta[A, c] > eta[B, c]``, so
+Main effects (alpha, beta) are zero-sum normals with fixed scales; interactions (gamma, delta) are
+non-centred zero-sum normals with half-normal scales; item effects are centred. Because ``u`` is
+shared and logit^-1 is monotone, player A beats B on the item population in configuration c iff ``eta[A, c] > eta[B, c]``, so
 ``P(A > B | c) = P(eta[A, c] > eta[B, c] | data)``; each posterior draw of ``eta`` induces a rho_flip per
 pair and an ordering per configuration, which gives the posterior of rho_flip and of the set of
 reachable orderings *without* the item-sampling noise that inflates the raw rho_flip.
@@ -27,12 +28,35 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from bayesrank.errors import InputError
+from bayesrank.protocol import Diagnostics, Result
 
 from .grid import MODEL, N_CORRECT, N_ITEMS, EvalGrid, config_label
 from .metrics import ordering_label
+
+
+def resolve_sampler(name: str) -> str:
+    """``"auto"`` -> ``"nutpie"`` when importable, else ``"pymc"``; other names are checked."""
+    if name not in ("auto", "nutpie", "pymc"):
+        raise InputError(f"nuts_sampler must be 'auto', 'nutpie' or 'pymc', got {name!r}")
+    if name in ("auto", "nutpie"):
+        try:
+            import nutpie  # noqa: F401
+        except ImportError:
+            if name == "nutpie":
+                raise InputError("nuts_sampler='nutpie' but nutpie is not installed (pip install nutpie)") from None
+            return "pymc"
+        return "nutpie"
+    return name
+
+
+def nutpie_backend() -> str:
+    """nutpie's JAX backend when JAX is installed (compiles in seconds; measured faster per gradient on
+    the dense item cube), else numba."""
+    import importlib.util
+
+    return "jax" if importlib.util.find_spec("jax") is not None else "numba"
 
 
 @dataclass
@@ -41,13 +65,11 @@ class FlipPosterior:
 
     grid: EvalGrid
     benchmark: str | None = None
-    interactions: bool = True          # model x axis-level effects gamma_a[m, l]
-    cell_effects: bool = True          # residual model x configuration effects delta[m, c]
+    interactions: bool = True          # player x axis-level effects gamma_a[m, l]
+    cell_effects: bool = True          # residual player x configuration effects delta[m, c]
     use_items: bool | None = None      # per-item Bernoulli with item effects (default: when items exist)
     prior_scale: float = 1.0
     dense_items: bool | None = None    # per-item likelihood as a dense cube (default: when fully crossed)
-    centered: bool = False             # centred effects (measured: no gain in tree depth on the
-                                       # 3 x 72 x 500 per-item benchmark, so non-centred by default)
 
     def __post_init__(self):
         g = self.grid
@@ -93,54 +115,52 @@ class FlipPosterior:
         import pytensor.tensor as pt
 
         axes = self.grid.axes
-        coords = {"model": self.models, "config": self.configs}
+        coords = {"player": self.models, "config": self.configs}
         for a in axes:
             coords[f"{a}_level"] = [str(v) for v in self.levels[a]]
         s = self.prior_scale
-        centered = self.centered
 
-        def effect(name, sigma, dims, n_zerosum_axes=1):
-            """sigma * z with z ~ ZeroSumNormal(1) (non-centred) or ZeroSumNormal(sigma) (centred)."""
-            if centered:
-                return pm.ZeroSumNormal(name, sigma, dims=dims, n_zerosum_axes=n_zerosum_axes)
-            z = pm.ZeroSumNormal(f"{name}_z", 1.0, dims=dims, n_zerosum_axes=n_zerosum_axes)
+        def shrunk(name, sigma, dims):
+            """Non-centred hierarchical effect sigma * z, z ~ ZeroSumNormal(1) over every dim."""
+            z = pm.ZeroSumNormal(f"{name}_z", 1.0, dims=dims, n_zerosum_axes=len(dims))
             return pm.Deterministic(name, sigma * z, dims=dims)
 
         with pm.Model(coords=coords) as model:
             mu = pm.Normal("mu", 0.0, 1.5)
-            sigma_model = pm.HalfNormal("sigma_model", 1.0 * s)
-            alpha = effect("alpha", sigma_model, "model")
+            # main effects: fixed scales (3 players or 2-4 levels cannot inform a hierarchical scale,
+            # and the data identify these effects strongly, so they are centred)
+            alpha = pm.ZeroSumNormal("alpha", 1.5 * s, dims="player")
             eta = mu + alpha[:, None]
             for a in axes:
                 li = self.level_index[a]
-                sb = pm.HalfNormal(f"sigma_{a}", 0.5 * s)
-                beta = effect(f"beta_{a}", sb, f"{a}_level")
+                beta = pm.ZeroSumNormal(f"beta_{a}", 1.0 * s, dims=f"{a}_level")
                 eta = eta + beta[li][None, :]
                 if self.interactions:
-                    sg = pm.HalfNormal(f"sigma_model_{a}", 0.5 * s)
-                    gamma = effect(f"gamma_{a}", sg, ("model", f"{a}_level"), 2)
-                    eta = eta + gamma[:, li]
+                    # interactions: hierarchical half-normal scales shrink them to zero unless the data
+                    # support them (this is what stops item noise from reading as reversals); non-centred
+                    sg = pm.HalfNormal(f"sigma_player_{a}", 0.5 * s)
+                    eta = eta + shrunk(f"gamma_{a}", sg, ("player", f"{a}_level"))[:, li]
             if self.cell_effects:
                 sd = pm.HalfNormal("sigma_cell", 0.25 * s)
-                eta = eta + effect("delta", sd, ("model", "config"), 2)
-            eta = pm.Deterministic("eta", eta, dims=("model", "config"))
+                eta = eta + shrunk("delta", sd, ("player", "config"))
+            eta = pm.Deterministic("eta", eta, dims=("player", "config"))
             if self.use_items:
                 it = self.grid.items
                 m, c = self._cell_index(it)
                 codes, uniq = pd.factorize(it["item"])
                 model.add_coord("item", [str(u) for u in uniq])
                 su = pm.HalfNormal("sigma_item", 1.5)
-                u = effect("u", su, "item")
+                # item difficulties: each is informed by every (player, configuration) cell, so centred
+                u = pm.ZeroSumNormal("u", su, dims="item")
                 y = it["correct"].to_numpy().astype(int)
                 n_m, n_c, n_i = len(self.models), len(self.configs), len(uniq)
                 complete = len(it) == n_m * n_c * n_i
                 if self.dense_items and not complete:
-                    raise InputError("dense_items=True needs every item scored in every (model, configuration) cell")
+                    raise InputError("dense_items=True needs every item scored in every (player, configuration) cell")
                 if complete and self.dense_items is not False:
                     # fully crossed (every item in every cell): with l = eta[m, c] + u[i] the Bernoulli
                     # log-likelihood sum y*l - softplus(l) needs only the sufficient statistics
                     # k[m, c] = sum_i y and s[i] = sum_{m,c} y, plus ONE softplus over the dense cube
-                    # (several times cheaper per gradient than the observed-RV form on 100k cells)
                     cube = np.zeros((n_m, n_c, n_i))
                     cube[m, c, codes] = y
                     k_cell, s_item = cube.sum(axis=2), cube.sum(axis=(0, 1))
@@ -154,25 +174,53 @@ class FlipPosterior:
                             observed=obs["k"].to_numpy())
         return model
 
+    def diagnostic_vars(self) -> list[str]:
+        """Variables whose R-hat/ESS are checked: eta (what every flip probability is computed from) and
+        the hyper-parameters."""
+        names = ["eta", "mu"] + [f"sigma_player_{a}" for a in self.grid.axes if self.interactions]
+        names += ["sigma_cell"] if self.cell_effects else []
+        names += ["sigma_item"] if self.use_items else []
+        return names
+
     def fit(self, method: str = "nuts", draws: int = 500, tune: int = 500, chains: int = 2, cores: int = 1,
-            random_seed: int = 0, target_accept: float = 0.9, nuts_sampler: str = "pymc",
+            random_seed: int = 0, target_accept: float | None = None, nuts_sampler: str = "auto",
             progressbar: bool = False) -> "FlipResult":
-        """``method="nuts"``: hierarchical posterior; ``"mle"``: no-pooling normal approximation."""
+        """``method="nuts"``: hierarchical posterior; ``"mle"``: no-pooling normal approximation.
+
+        ``nuts_sampler``: ``"nutpie"`` (default via ``"auto"`` when installed; JAX backend when JAX is
+        installed, else numba) or ``"pymc"``. ``target_accept`` default 0.9. R-hat, ESS and divergences
+        are reported in ``result.diagnostics`` (never switched off)."""
+        from bayesrank.protocol import Diagnostics
+
         if method == "mle":
             return self._fit_mle(draws * chains, random_seed)
         if method != "nuts":
             raise InputError(f"method must be 'nuts' or 'mle', got {method!r}")
-        import pymc as pm
-
+        sampler = resolve_sampler(nuts_sampler)
+        target_accept = 0.9 if target_accept is None else target_accept
         model = self.build()
-        with model:
-            idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-                              target_accept=target_accept, nuts_sampler=nuts_sampler, progressbar=progressbar,
-                              compute_convergence_checks=False)
-        eta = idata["posterior"]["eta"].stack(sample=("chain", "draw")).transpose("sample", "model", "config")
-        return FlipResult(self, eta.to_numpy(), method="nuts", idata=idata)
+        if sampler == "pymc":
+            import pymc as pm
+
+            with model:
+                idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                                  target_accept=target_accept, progressbar=progressbar,
+                                  compute_convergence_checks=False)  # computed below, the package's one way
+        else:
+            import nutpie
+
+            backend = nutpie_backend()
+            compiled = nutpie.compile_pymc_model(model, backend=backend, gradient_backend=backend)
+            idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=max(cores, 1),
+                                  seed=random_seed, target_accept=target_accept, progress_bar=progressbar)
+            sampler = f"nutpie-{backend}"
+        diag = Diagnostics.sampler(f"NUTS ({sampler})", idata, var_names=self.diagnostic_vars())
+        eta = idata["posterior"]["eta"].stack(sample=("chain", "draw")).transpose("sample", "player", "config")
+        return FlipResult(self, eta.to_numpy(), method="nuts", idata=idata, diagnostics=diag)
 
     def _fit_mle(self, n_draws: int, seed: int) -> "FlipResult":
+        from bayesrank.protocol import Diagnostics
+
         obs = self.observed()
         p = (obs["k"] + 0.5) / (obs["n"] + 1.0)  # continuity-corrected so all-correct cells have v > 0
         se = np.sqrt(p * (1 - p) / obs["n"])
@@ -182,18 +230,46 @@ class FlipPosterior:
         sd[obs["m"], obs["c"]] = se
         rng = np.random.default_rng(seed)
         draws = mean[None] + sd[None] * rng.standard_normal((n_draws, *mean.shape))
-        return FlipResult(self, draws, method="mle", mle=(mean, sd))
+        return FlipResult(self, draws, method="mle", mle=(mean, sd),
+                          diagnostics=Diagnostics.exact("no-pooling normal approximation (closed form)"))
 
 
 @dataclass
-class FlipResult:
-    """Draws of the latent cell abilities (``eta``: sample x model x config) and their summaries."""
+class FlipResult(Result):
+    """Draws of the latent cell abilities (``eta``: sample x player x config) and their summaries."""
 
     spec: FlipPosterior
     eta: np.ndarray
     method: str
     idata: object = None
     mle: tuple | None = None
+    diagnostics: Diagnostics | None = None
+    level: float = 0.95               # claims_reversal: P(A > B | c) >= level somewhere, <= 1 - level elsewhere
+
+    schema = "configflip_posterior"
+
+    # ------------------------------------------------------------------ protocol
+    def table(self) -> pd.DataFrame:
+        """Per player pair: posterior of rho_flip and whether a reversal is claimed (:meth:`pair_summary`)."""
+        return self.pair_summary()
+
+    def summary(self) -> str:
+        head = (f"flip posterior ({self.method}) for benchmark {self.spec.benchmark}: {len(self.spec.models)} players x "
+                f"{len(self.spec.configs)} configurations" + (", per-item Bernoulli with item effects"
+                                                              if self.spec.use_items and self.method == "nuts" else ""))
+        return "\n".join([head, self.pair_summary().to_string(index=False), self.diagnostics.line()])
+
+    def to_dict(self, envelope: bool = True) -> dict:
+        d = {"benchmark": self.spec.benchmark, "method": self.method, "use_items": bool(self.spec.use_items),
+             "players": list(self.spec.models), "configs": list(self.spec.configs),
+             "pairs": self.pair_summary(), "p_greater": self.p_greater(), "orderings": self.orderings()}
+        return {**self._envelope(), **d} if envelope else {"diagnostics": self.diagnostics.to_dict(), **d}
+
+    def plot(self, ax=None, **kwargs):
+        """P(A > B | c) for every pair (rows) and configuration (columns)."""
+        from .plots import flip_heatmap
+
+        return flip_heatmap(self.spec.grid, self.spec.benchmark, self.p_greater(), ax=ax).figure
 
     def p_greater(self) -> pd.DataFrame:
         """P(A > B | c) for every pair and configuration, with the observed score difference."""
@@ -202,13 +278,15 @@ class FlipResult:
         rows = []
         for (ia, a), (ib, b) in itertools.combinations(enumerate(s.models), 2):
             if self.mle is not None:
+                from scipy import stats
+
                 mean, sd = self.mle
                 with np.errstate(invalid="ignore"):
                     pg = stats.norm.cdf((mean[ia] - mean[ib]) / np.sqrt(sd[ia] ** 2 + sd[ib] ** 2))
             else:
                 pg = (self.eta[:, ia, :] > self.eta[:, ib, :]).mean(axis=0)
             for k, c in enumerate(s.configs):
-                rows.append({"model_a": a, "model_b": b, "config": c, "p_a_greater": float(pg[k]),
+                rows.append({"player_a": a, "player_b": b, "config": c, "p_a_greater": float(pg[k]),
                              "observed_diff": float(obs.loc[c, a] - obs.loc[c, b])})
         return pd.DataFrame(rows)
 
@@ -224,16 +302,17 @@ class FlipResult:
             out[(a, b)] = np.minimum(npos, nneg) / max(both.sum(), 1)
         return out
 
-    def pair_summary(self, level: float = 0.95) -> pd.DataFrame:
+    def pair_summary(self, level: float | None = None) -> pd.DataFrame:
         """Per pair: posterior mean/sd/interval of rho_flip, P(rho_flip > 0), and whether the model
         *claims* a reversal: some configuration with P(A>B|c) >= level and another with <= 1 - level."""
+        level = self.level if level is None else level
         pg = self.p_greater()
         rows = []
         for (a, b), r in self.rho_flip_draws().items():
-            p = pg[(pg["model_a"] == a) & (pg["model_b"] == b)]["p_a_greater"].to_numpy()
+            p = pg[(pg["player_a"] == a) & (pg["player_b"] == b)]["p_a_greater"].to_numpy()
             lo, hi = np.quantile(r, [0.03, 0.97])
             n_a, n_b = int((p >= level).sum()), int((p <= 1 - level).sum())
-            rows.append({"model_a": a, "model_b": b, "rho_flip_mean": float(r.mean()), "rho_flip_sd": float(r.std()),
+            rows.append({"player_a": a, "player_b": b, "rho_flip_mean": float(r.mean()), "rho_flip_sd": float(r.std()),
                          "rho_flip_lo94": float(lo), "rho_flip_hi94": float(hi), "p_rho_flip_positive": float((r > 0).mean()),
                          "n_configs_a_credibly_better": n_a, "n_configs_b_credibly_better": n_b,
                          "claims_reversal": bool(n_a > 0 and n_b > 0)})
@@ -258,7 +337,7 @@ class FlipResult:
         """Compact per-pair summary used in the CLI JSON (``p_flip``)."""
         out = {}
         for r in self.pair_summary().to_dict(orient="records"):
-            out[(r["model_a"], r["model_b"])] = {
+            out[(r["player_a"], r["player_b"])] = {
                 "method": self.method, "rho_flip_mean": r["rho_flip_mean"],
                 "rho_flip_interval94": [r["rho_flip_lo94"], r["rho_flip_hi94"]],
                 "p_rho_flip_positive": r["p_rho_flip_positive"], "claims_reversal": r["claims_reversal"]}

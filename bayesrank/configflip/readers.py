@@ -354,6 +354,24 @@ def read_any(path: str | Path) -> pd.DataFrame:
     return read_lm_eval_results(path)
 
 
+FORMATS = ("csv", "lm-eval", "lm-eval-samples", "inspect", "inspect-items", "helm")
+
+
+def read_format(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Read ``path`` as ``fmt`` (one of :data:`FORMATS`), or detect it (``"auto"``, :func:`read_any`)."""
+    path = Path(path)
+    if fmt == "auto":
+        return read_any(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    readers = {"csv": read_csv, "lm-eval": lambda p: read_lm_eval_dir(p) if p.is_dir() else read_lm_eval_results(p),
+               "lm-eval-samples": read_lm_eval_samples, "inspect": read_inspect_log,
+               "inspect-items": lambda p: read_inspect_log(p, items=True), "helm": read_helm_run}
+    if fmt not in readers:
+        raise InputError(f"unknown format {fmt!r}; formats: auto, {', '.join(FORMATS)}")
+    return readers[fmt](path)
+
+
 def select(rows: pd.DataFrame, *, metric: str | None = None, models: list[str] | None = None,
            benchmarks: list[str] | None = None, model: str = "model", benchmark: str = "benchmark") -> pd.DataFrame:
     """Keep rows of the given metric(s) (``"acc|acc_norm"``), models and benchmarks; an empty result is an

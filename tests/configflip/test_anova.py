@@ -72,9 +72,9 @@ def test_saturated_default_and_explicit(spec_grid):
 def test_attribution_groups_shares(spec_grid):
     d = spec_grid[spec_grid.benchmark == "truthfulqa"]
     t = anova_type2(d, "score", FACTORS, max_order=2)
-    s = attribution_summary(t)
+    s = attribution_summary(t, model_factor="model")
     tt = t.set_index("term")["share"]
-    assert s["model"] == pytest.approx(tt["model"])
+    assert s["player"] == pytest.approx(tt["model"])
     assert s["execution_main"] == pytest.approx(tt[["template", "decoding", "fewshot", "scoring"]].sum())
     assert s["interactions"] == pytest.approx(tt[[i for i in tt.index if ":" in i]].sum())
 

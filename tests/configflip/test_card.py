@@ -33,7 +33,7 @@ def test_card_from_real_lm_eval_outputs(llama_gsm8k, tmp_path):
     assert e["source"].endswith(".json")
     # every claim's rho_flip equals pairwise_flips on the same grid
     g = EvalGrid.from_scores(llama_gsm8k, axes=["num_fewshot"])
-    ref = pairwise_flips(g, "gsm8k").set_index(["model_a", "model_b"])
+    ref = pairwise_flips(g, "gsm8k").set_index(["player_a", "player_b"])
     assert len(card["claims"]) == 3
     for c in card["claims"]:
         assert c["rho_flip"] == pytest.approx(ref.loc[(c["model_a"], c["model_b"]), "rho_flip"])

@@ -28,7 +28,7 @@ def hand_grid():
 
 
 def test_rho_flip_counts_ties_separately_and_names_witnesses():
-    p = pairwise_flips(hand_grid(), "bench").set_index(["model_a", "model_b"])
+    p = pairwise_flips(hand_grid(), "bench").set_index(["player_a", "player_b"])
     ab = p.loc[("A", "B")]
     assert (ab.n_plus, ab.n_minus, ab.n_ties, ab.n_configs) == (2, 1, 1, 4)
     assert ab.rho_flip == pytest.approx(1 / 4)          # min(2, 1) / |C_b| with |C_b| = 4
@@ -50,7 +50,7 @@ def test_property1_holds_without_strict_reversal_even_with_ties():
 
 
 def test_tol_turns_small_differences_into_ties():
-    p = pairwise_flips(hand_grid(), "bench", tol=0.051).set_index(["model_a", "model_b"]).loc[("A", "B")]
+    p = pairwise_flips(hand_grid(), "bench", tol=0.051).set_index(["player_a", "player_b"]).loc[("A", "B")]
     assert (p.n_plus, p.n_minus, p.n_ties) == (1, 0, 3)
 
 
@@ -97,7 +97,7 @@ def test_ranges_filter_core_range(spec_grid):
     w = sub.pivot_table(index=["template", "fewshot", "scoring"], columns="model", values="score")
     d = w["qwen"] - w["mistral"]
     expect = min((d > 0).sum(), (d < 0).sum()) / len(d)
-    got = pairwise_flips(core, "truthfulqa").set_index(["model_a", "model_b"]).loc[("qwen", "mistral"), "rho_flip"]
+    got = pairwise_flips(core, "truthfulqa").set_index(["player_a", "player_b"]).loc[("qwen", "mistral"), "rho_flip"]
     assert got == pytest.approx(expect)
 
 

@@ -25,7 +25,7 @@ def test_flip_heatmap_encodes_signs_and_probabilities():
     img = ax.images[0].get_array()
     # rows: A vs B, A vs C, B vs C; columns x, y, z
     assert np.array_equal(np.asarray(img), [[1, -1, 0], [1, -1, 1], [1, -1, 1]])
-    p = pd.DataFrame({"model_a": ["A"] * 3 + ["A"] * 3 + ["B"] * 3, "model_b": ["B"] * 3 + ["C"] * 3 + ["C"] * 3,
+    p = pd.DataFrame({"player_a": ["A"] * 3 + ["A"] * 3 + ["B"] * 3, "player_b": ["B"] * 3 + ["C"] * 3 + ["C"] * 3,
                       "config": ["t=x", "t=y", "t=z"] * 3, "p_a_greater": np.linspace(0, 1, 9)})
     ax = plots.flip_heatmap(g, "b", p)
     assert np.allclose(np.asarray(ax.images[0].get_array()), np.linspace(0, 1, 9).reshape(3, 3))

@@ -42,7 +42,7 @@ def test_no_pooling_twin_matches_normal_closed_form():
     va, vb = [(p * n + 0.5) / (n + 1) for p in (pa, pb)]
     z = (pa - pb) / np.sqrt(va * (1 - va) / n + vb * (1 - vb) / n)
     from scipy.stats import norm
-    got = pg[(pg.model_a == "A") & (pg.model_b == "B") & (pg.config == c)].p_a_greater.iloc[0]
+    got = pg[(pg.player_a == "A") & (pg.player_b == "B") & (pg.config == c)].p_a_greater.iloc[0]
     assert got == pytest.approx(norm.cdf(z), abs=1e-12)
 
 
@@ -58,8 +58,8 @@ def fits():
 @pytest.mark.slow
 def test_null_grid_posterior_claims_no_reversal(fits):
     g, truth, res = fits["null"]
-    raw = pairwise_flips(g, "sim").set_index(["model_a", "model_b"]).rho_flip
-    ps = res.pair_summary().set_index(["model_a", "model_b"])
+    raw = pairwise_flips(g, "sim").set_index(["player_a", "player_b"]).rho_flip
+    ps = res.pair_summary().set_index(["player_a", "player_b"])
     assert raw[("A", "B")] > 0.2                                  # the raw statistic sees flips ...
     assert not ps.claims_reversal.any()                           # ... the posterior claims none
     assert ps.loc[("A", "B"), "rho_flip_mean"] < raw[("A", "B")]
@@ -69,10 +69,10 @@ def test_null_grid_posterior_claims_no_reversal(fits):
 @pytest.mark.slow
 def test_true_reversal_is_detected_with_correct_configurations(fits):
     g, truth, res = fits["reversal"]
-    ps = res.pair_summary().set_index(["model_a", "model_b"])
+    ps = res.pair_summary().set_index(["player_a", "player_b"])
     assert ps.loc[("A", "B"), "claims_reversal"] and ps.loc[("A", "B"), "p_rho_flip_positive"] > 0.95
     pg = res.p_greater()
-    ab = pg[(pg.model_a == "A") & (pg.model_b == "B")].set_index("config").p_a_greater
+    ab = pg[(pg.player_a == "A") & (pg.player_b == "B")].set_index("config").p_a_greater
     true_sign = (truth["A"] - truth["B"]) > 0
     credible = (ab >= 0.95) | (ab <= 0.05)
     assert credible.sum() >= 4
@@ -94,7 +94,7 @@ def test_flip_probabilities_are_calibrated_on_both_simulations(fits):
         pg = res.p_greater()
         for r in pg.itertuples():
             p_all.append(r.p_a_greater)
-            truth_all.append(float(truth.loc[r.config, r.model_a] > truth.loc[r.config, r.model_b]))
+            truth_all.append(float(truth.loc[r.config, r.player_a] > truth.loc[r.config, r.player_b]))
             raw_all.append(float(r.observed_diff > 0))
     p, t, raw = map(np.asarray, (p_all, truth_all, raw_all))
     assert np.mean((p - t) ** 2) < np.mean((raw - t) ** 2)
