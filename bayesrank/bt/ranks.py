@@ -595,7 +595,7 @@ class RankAnalysis(Result):
         ax.invert_yaxis()
         ax.set_xlabel("rank (1 = best)")
         ax.set_title(f"Rank spread ({self.fit_method} fit)")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper right")
         fig.tight_layout()
         return fig
 
