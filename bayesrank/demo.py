@@ -1,82 +1,82 @@
-"""``bayesrank demo``: the main job on bundled real data — one leaderboard, every fit method,
-and how well the methods agree (MLE/Fisher, sandwich, bootstrap, MAP, Laplace, NUTS)."""
+"""``bayesrank demo``: the main job on bundled real data — the reviewer's report on a leaderboard.
+
+Fits the bundled leaderboard with every method (MLE with Fisher and sandwich intervals, bootstrap,
+MAP, Laplace, NUTS), answers the default claims (top-1, top-k, adjacent pairs of the top 5) with
+the frequentist and Bayesian answers and the smallest verified perturbation, prints the verdicts,
+the top of the leaderboard with every method's interval width and the method-agreement table, and
+writes ``out/review.html`` (+ ``.md``, ``.json``).
+"""
 
 from __future__ import annotations
 
-import time
-
-import pandas as pd
-
-from bayesrank.bt import BradleyTerry, compare
-from bayesrank.data import comparison_graph, read_comparisons
-from bayesrank.datasets import path
-from bayesrank.report import console, rich_table, write_json
-
-DATASETS = {
-    "arena": "arena/chatbotarena_20240814.json",
-    "llmfao": "llmfao/crowd-comparisons.csv",
-    "nba": "sports/nba_games_2023_24_tidy.csv",
-}
+DATASETS = ("arena", "llmfao", "nba")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="leaderboard with CIs from every fit method on bundled data, and their agreement")
-    p.add_argument("--dataset", default="arena", choices=sorted(DATASETS))
-    p.add_argument("--no-nuts", action="store_true", help="skip posterior sampling (fast)")
-    p.add_argument("--draws", type=int, default=500)
+    p = sub.add_parser("demo", help="the reviewer's report on a bundled leaderboard (every fit method; writes out/review.html)")
+    p.add_argument("--dataset", default="arena", choices=DATASETS)
+    p.add_argument("--no-nuts", action="store_true", help="skip posterior sampling (the Bayesian answers use Laplace)")
+    p.add_argument("--draws", type=int, default=500, help="NUTS draws (and tuning steps) per chain")
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--top", type=int, default=15)
-    p.add_argument("--json", default=None, help="write every fit and the agreement table as JSON")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="out", metavar="DIR", help="folder for review.html, review.md, review.json")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the report's JSON here")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    import time
+    from pathlib import Path
+
+    import pandas as pd
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from bayesrank.cli_args import report_diagnostics
+    from bayesrank.report import console, rich_table
+    from bayesrank.review.pairwise_report import review_pairwise
+    from bayesrank.datasets import resolve
+
     out = console()
-    src = path(DATASETS[args.dataset])
-    comps = read_comparisons(src)
-    graph = comparison_graph(comps.aggregate())
-    out.rule(f"bayesrank demo: {args.dataset}")
-    out.print(f"{src.name}: {comps}")
-    out.print(f"comparison graph: {graph.advice()}")
-    bt = BradleyTerry(comps, ties="half")
-    methods = [("mle", {"ci": "fisher"}), ("mle", {"ci": "sandwich"}), ("bootstrap", {"n_boot": 200}), ("map", {}), ("laplace", {})]
-    if not args.no_nuts:
-        methods.append(("nuts", {"draws": args.draws, "tune": args.draws, "chains": args.chains}))
-    fits, timings = [], {}
-    for method, kw in methods:
-        label = "sandwich" if kw.get("ci") == "sandwich" else method
-        t0 = time.perf_counter()
-        with out.status(f"fitting {label} ..."):
-            fit = bt.fit(method, progress=method == "nuts", **kw)
-        timings[label] = time.perf_counter() - t0
-        fit.method = label
-        fits.append(fit)
-        out.print(f"  {label:<14} done in {timings[label]:6.1f}s")
-    mle = fits[0]
-    top = mle.table().head(args.top)
-    show = top[["player", "rank_ci", "score", "lower", "upper"]].rename(columns={"score": "MLE", "lower": "lo", "upper": "hi"})
-    for fit in fits:
+    src = resolve(args.dataset)
+    out.rule(f"bayesrank demo: {args.dataset} ({src.name})")
+    t0 = time.perf_counter()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=out,
+                  transient=True) as bar:
+        task = bar.add_task("review", total=None)
+        report = review_pairwise(src, kind="pairwise", claims=None, level=0.95, fragile_below=0.01, fast=False,
+                                 nuts=not args.no_nuts, seed=args.seed, budget=None, format="auto",
+                                 exclude_invalid=False, draws=args.draws, chains=args.chains,
+                                 command=["bayesrank", "demo", "--dataset", args.dataset]
+                                 + (["--no-nuts"] if args.no_nuts else []),
+                                 progress=lambda label, *_: bar.update(task, description=label))
+    elapsed = time.perf_counter() - t0
+    data = next(s for s in report.sections if s.key == "data")
+    for line in data.text:
+        out.print(line)
+    out.print(rich_table(report.table(), title="Claims and verdicts", floatfmt="{:.4g}"))
+    out.print(f"[dim]rule: {report.rule}[/]")
+    fits = report.results["fits"]
+    top = report.leaderboard.head(args.top)[["player", "rank", "rank_lower", "rank_upper", "score", "lower", "upper"]]
+    for name, fit in fits.items():
         t = fit.table().set_index("player").loc[top["player"]]
-        show[fit.method] = (t["upper"] - t["lower"]).to_numpy()
-    out.print(rich_table(
-        show, title=f"Top {args.top}: MLE and 95% Fisher CI lo..hi (logit, sum-to-zero; rank is CI-aware), "
-        "then the 95% interval width of each method",
-    ))
-    agreement = compare(*fits).attrs["agreement"]
-    agr = pd.DataFrame(
-        [{"method": m, "seconds": timings[m], **v} for m, v in agreement.items()]
-    )
-    out.print(rich_table(agr, title="Agreement with MLE/Fisher (all players)", floatfmt="{:.4g}"))
-    nuts = next((f for f in fits if f.method == "nuts"), None)
-    if nuts is not None:
-        d = nuts.diagnostics
-        ppc, loo = d.extra["ppc"], d.extra["loo"]
-        out.print(
-            f"NUTS: R-hat max {d.rhat_max:.3f}, bulk ESS min {d.ess_bulk_min:.0f}, divergences {d.divergences}, "
-            f"PPC: {ppc['share_outside_95']:.1%} of pairs outside their 95% replicated win-rate interval, "
-            f"PSIS-LOO elpd {loo['elpd']:.1f} (max Pareto k {loo['pareto_k_max']:.2f})"
-        )
+        top = top.assign(**{f"{name} width": (t["upper"] - t["lower"]).to_numpy()})
+    default = fits["default"]
+    out.print(rich_table(top, title=f"Top {args.top}: score and {default.interval} {default.level:.0%} interval "
+                                    "(logit, sum-to-zero), simultaneous rank range, then each method's interval width"))
+    methods = next(s for s in report.sections if s.key == "methods")
+    agr = pd.DataFrame(methods.data["agreement"])
+    out.print(rich_table(agr, title="Agreement with the default MLE fit (all players)", floatfmt="{:.4g}"))
+    for line in methods.text[1:]:
+        out.print(line)
+    report_diagnostics(out, report.diagnostics)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "review.html").write_text(report.to_html(), encoding="utf-8")
+    (folder / "review.md").write_text(report.to_markdown(), encoding="utf-8")
+    report.to_json(folder / "review.json")
     if args.json:
-        write_json({"fits": [f.to_dict() for f in fits], "agreement": agreement, "seconds": timings}, args.json)
-        out.print(f"wrote {args.json}")
+        report.to_json(args.json)
+    out.print(f"[bold]wrote {folder / 'review.html'}[/] (open it in a browser), review.md and review.json "
+              f"in {elapsed:.0f} s")
     return 0

@@ -9,8 +9,10 @@ key            fit
 ``bootstrap``  MLE, percentile interval of seeded resampling of comparisons
 ``map``        posterior mode of the PyMC model (not with ``fast``)
 ``laplace``    Laplace approximation of the PyMC posterior; with ``fast`` its NumPy twin (MAP = ridge MLE
-               with ridge 1/σ², covariance = inverse Hessian; equal to the PyMC path, tested)
-``nuts``       NUTS posterior (not with ``fast``)
+               with ridge 1/σ², covariance = inverse Hessian; equal to the PyMC path for half ties, tested;
+               with Davidson ties the twin leaves the tie parameter unpenalised, the PyMC model gives it a
+               weak prior)
+``nuts``       NUTS posterior (not with ``fast`` or ``nuts=False``)
 =============  ====================================================================================
 """
 
@@ -21,7 +23,8 @@ import numpy as np
 N_BOOT = 200
 
 
-def fit_all(comps, *, level: float, seed: int, fast: bool, draws: int = 500, chains: int = 4, progress=None) -> dict:
+def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, draws: int = 500, chains: int = 4,
+            progress=None) -> dict:
     from bayesrank.bt import BradleyTerry
 
     bt = BradleyTerry(comps, level=level)
@@ -41,7 +44,8 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, draws: int = 500, cha
     else:
         step("map", lambda: bt.fit("map"))
         step("laplace", lambda: bt.fit("laplace", seed=seed))
-        step("nuts", lambda: bt.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed))
+        if nuts:
+            step("nuts", lambda: bt.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed))
     return fits
 
 
@@ -50,7 +54,8 @@ def laplace_twin(bt, seed: int = 0, draws: int = 2000):
     with ridge 1/σ² and its Laplace covariance the inverse ridge Hessian (tests/bt checks both)."""
     from bayesrank.bt import BradleyTerry
 
-    twin = BradleyTerry(bt.counts, ties=bt.ties, ridge=1.0 / bt.prior_sigma**2, level=bt.level)
+    ties = bt.tie_model_for("laplace")  # the Bayesian fits' tie model (Davidson when the data have ties)
+    twin = BradleyTerry(bt.counts, ties=ties, ridge=1.0 / bt.prior_sigma**2, level=bt.level)
     fit = twin.fit("mle", ci="fisher")
     k = len(fit.players)
     rng = np.random.default_rng(seed)

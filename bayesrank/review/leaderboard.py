@@ -111,4 +111,4 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> t
         f"{ties / max(default.n_comparisons, 1):.1%} ties; {default.n_excluded} rows excluded.",
         f"Comparison graph: {graph_advice}"], data={"n_comparisons": default.n_comparisons,
                                                     "n_players": len(default.players), "n_pairs": counts.n_pairs})
-    return [lb, methods, data_section], table
+    return [lb, methods, data_section], table, ranks

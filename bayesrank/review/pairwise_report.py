@@ -8,7 +8,7 @@ from bayesrank.review.report import ReviewReport
 
 def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
-                    draws: int = 500, chains: int = 4) -> ReviewReport:
+                    draws: int = 500, chains: int = 4, nuts: bool = True) -> ReviewReport:
     from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
@@ -27,7 +27,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
         raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice()
                                     + "; restrict to the finite core first (bayesrank.data.finite_core)")
-    fits = fit_all(comps, level=level, seed=seed, fast=fast, draws=draws, chains=chains, progress=say)
+    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws, chains=chains, progress=say)
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
@@ -35,7 +35,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half")
     answers = answer_claims(parsed, fits, state, level=level, z=z, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))
-    secs, table = sections(fits, comps, level, seed, graph.advice())
+    secs, table, ranks = sections(fits, comps, level, seed, graph.advice())
     parts = {name: f.diagnostics for name, f in fits.items()}
     notes = []
     if kind == "judges":
@@ -50,4 +50,5 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command)
     title = f"Review of {path.name}: {len(answers)} claims about {len(default.players)} players"
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
-                        reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes)
+                        reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes,
+                        results={"fits": fits, "ranks": ranks, "comparisons": comps})

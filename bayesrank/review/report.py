@@ -48,6 +48,7 @@ class ReviewReport(Result):
     leaderboard: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     custom_rule: str | None = None  # a kind whose verdict rule differs (grids) states its own
+    results: dict = field(default_factory=dict, repr=False)  # the modules' own result objects behind the report
 
     @property
     def diagnostics(self) -> Diagnostics:

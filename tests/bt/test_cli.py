@@ -115,15 +115,21 @@ def test_fit_no_finite_mle_is_explained(capsys):
 
 
 def test_demo_runs_without_nuts(tmp_path):
-    out = tmp_path / "demo.json"
-    assert main(["demo", "--dataset", "nba", "--no-nuts", "--json", str(out)]) == 0
-    doc = json.loads(out.read_text())
-    intervals = [f["interval"] for f in doc["fits"]]
-    assert intervals == ["fisher", "sandwich", "bootstrap percentile", "Wald (MAP Hessian)", "Laplace"]
+    """The demo is the reviewer's report: every fit method, the agreement table, out/review.html."""
+    from bayesrank.protocol import validate
+
+    assert main(["demo", "--dataset", "nba", "--no-nuts", "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "review.json").read_text())
+    validate(doc, "review")
+    assert (tmp_path / "review.html").read_text().startswith("<!DOCTYPE html>")
+    agreement = {r["method"]: r for r in doc["sections"]["methods"]["agreement"]}
+    assert [r["interval"] for r in agreement.values()] == [
+        "fisher", "fisher", "sandwich", "bootstrap percentile", "Wald (MAP Hessian)", "Laplace"]
     # MAP with the default prior is close to, but not equal to, the MLE; Kendall tau near 1
-    assert doc["agreement"]["map"]["max_abs_score_diff"] < 0.05
-    assert doc["agreement"]["bootstrap"]["kendall_tau"] == 1.0
-    assert np.isfinite(doc["agreement"]["laplace"]["max_abs_width_diff"])
+    assert 0 < agreement["map"]["max_abs_score_diff"] < 0.05
+    assert agreement["bootstrap"]["kendall_tau"] == 1.0
+    assert np.isfinite(agreement["laplace"]["max_abs_width_diff"])
+    assert [c["claim"] for c in doc["claims"]][:2] == ["top1", "topk:5"]
 
 
 def test_fit_elo_scale_with_anchor(capsys):
