@@ -23,7 +23,7 @@ from bayesrank.bt.mle import constrained_covariance, fit_newton
 from bayesrank.data import read_comparisons
 from bayesrank.datasets import path
 from bayesrank.influence.actions import candidates
-from bayesrank.influence.audit import greedy_audit
+from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.objectives import TopK, top1_gap
 from bayesrank.influence.scores import all_cell_influence
 from bayesrank.influence.state import BTState, refit

@@ -24,7 +24,7 @@ from bayesrank.influence.cli import single_blas_thread
 
 from bayesrank.data import finite_core, read_comparisons
 from bayesrank.datasets import path
-from bayesrank.influence.audit import greedy_audit
+from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.objectives import CIObjective, SmoothTau, TopK
 from bayesrank.influence.players import degree_relation, player_removal
 from bayesrank.influence.plots import plot_budget_curves, plot_player_removal
@@ -57,7 +57,7 @@ def audit_dataset(name, file, min_matches, out):
     for kind in TOP1_ACTIONS:
         r = greedy_audit(st, TopK(st, 1), kind, budget=int(np.ceil(0.05 * n)))
         row[f"top1_{kind}"] = r.budget if r.verified else None
-        curves[kind] = r.to_dict()
+        curves[kind] = r
     ci_aware = greedy_audit(st, TopK(st, 1, ci_aware=True), "drop", budget=int(np.ceil(0.2 * n)))
     row["top1_drop_ci_aware"] = ci_aware.budget if ci_aware.verified else None
     row["ci_aware_ratio"] = (row["top1_drop_ci_aware"] / row["top1_drop"]
@@ -127,7 +127,7 @@ def main():
             row, curves = audit_dataset(name, file, mm, out)
             row["seconds"] = time.perf_counter() - t0
             rows.append(row)
-            details[name] = {"row": row, "top1_audits": curves}
+            details[name] = {"row": row, "top1_audits": {k: r.to_dict() for k, r in curves.items()}}
             con.print(f"{name}: done in {row['seconds']:.1f}s")
     df = pd.DataFrame(rows)
     df.to_csv(out / "audit_table.csv", index=False)

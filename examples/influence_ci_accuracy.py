@@ -16,7 +16,7 @@ from bayesrank.influence.state import BTState
 from bayesrank.influence.actions import candidates
 from bayesrank.influence.baselines import exact_deltas
 from bayesrank.influence.objectives import CIObjective
-from bayesrank.influence.audit import _state_for
+from bayesrank.influence.greedy import _state_for
 data = {"ATP": BTState.fit(finite_core(read_comparisons(path("tennis/atp_matches_2024.csv")), min_matches=1).aggregate()),
         "LLMFAO": BTState.fit(read_comparisons(path("llmfao/crowd-comparisons.csv")).aggregate())}
 print("| data | action | objective | first | linear 1sN | 1sN-plain | 1sN |")

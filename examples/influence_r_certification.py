@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from bayesrank.data.aggregate import PairCounts
 from bayesrank.errors import NoFiniteEstimateError
-from bayesrank.influence.audit import greedy_audit
+from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.baselines import exhaustive_minimum
 from bayesrank.influence.objectives import TopK
 from bayesrank.influence.state import BTState

@@ -9,9 +9,14 @@ change to the cell table of pair r, m times". A candidate carries the per-match 
              match: ``delta = −e_o + e_{o'}`` for o = i wins ↔ j wins (ties have no reverse);
 - ``add``    a new match on any pair (observed or not), candidate spaces
     * ``all_pairs``             outcome fixed by current skill: the stronger player wins,
-    * ``all_outcomes_weighted`` outcome weighted by its BT probability: ``delta = (p, 1 − p, 0)``
-                                (a fractional "expected" match; first-order it moves no score,
-                                only the curvature — the constructive action for CIs),
+    * ``all_outcomes_weighted`` outcome weighted by its BT probability: ``delta = (p, 1 − p, 0)``,
+                                a fractional "expected" match. Its gradient at the MLE is
+                                ``p·(σ(d̂) − 1) + (1 − p)·σ(d̂) = σ(d̂) − p = 0``: θ̂ stays the exact
+                                MLE, so it can never move a score or a rank, only the curvature
+                                (the constructive action for CIs),
+    * ``all_outcomes_sampled``  (``add_sampled``) outcome drawn from the BT probability of the
+                                reference fit, ``p_r = σ(θ̂_i − θ̂_j)``: the actor picks the pair,
+                                chance picks the winner (seeded :class:`OutcomeStream`),
     * ``all_outcomes``          either outcome, chosen by the actor.
 
 A candidate's effect on the fit is summarised by two numbers per application, at θ:
@@ -28,8 +33,45 @@ import pandas as pd
 from bayesrank.errors import InputError
 from bayesrank.influence.state import OUTCOMES, BTState
 
-ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs")
-ADD_SPACES = {"add": "all_outcomes", "add_weighted": "all_outcomes_weighted", "add_pairs": "all_pairs"}
+ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs", "add_sampled")
+ADD_SPACES = {"add": "all_outcomes", "add_weighted": "all_outcomes_weighted", "add_pairs": "all_pairs",
+              "add_sampled": "all_outcomes_sampled"}
+
+
+class OutcomeStream:
+    """Seeded outcomes of the matches an ``add_sampled`` audit adds: the n-th added match of pair
+    row r is won by player i iff ``U_r[n] < p_r``, ``U_r = numpy.random.default_rng([seed, r]).random()``
+    (one independent stream per pair; a prefix does not depend on how far it is read) and
+    ``p_r = σ(θ̂_i − θ̂_j)`` of the reference fit. Adds on a pair consume its stream in order, so
+    applying ``m`` matches of one cell is allowed only within a run of equal outcomes."""
+
+    MAX_RUN = 1 << 16
+
+    def __init__(self, p: np.ndarray, seed: int = 0):
+        self.p = np.asarray(p, dtype=float)
+        self.seed = int(seed)
+        self._wins: dict[int, np.ndarray] = {}
+
+    def wins(self, r: int, upto: int) -> np.ndarray:
+        """Booleans "i wins" of the first ≥ ``upto`` added matches of pair row ``r``."""
+        have = self._wins.get(r)
+        if have is None or len(have) < upto:
+            n = max(64, 1 << int(np.ceil(np.log2(max(upto, 1)))))
+            have = np.random.default_rng([self.seed, int(r)]).random(n) < self.p[r]
+            self._wins[r] = have
+        return have
+
+    def next_run(self, r: int, position: int) -> tuple[int, int]:
+        """(outcome index of the next added match of pair r: 0 = i wins, 1 = j wins, run length)."""
+        n = 64
+        while True:
+            w = self.wins(r, position + n)
+            seq = w[position:]
+            change = np.flatnonzero(seq != seq[0])
+            if len(change) or n >= self.MAX_RUN:
+                run = int(change[0]) if len(change) else len(seq)
+                return (0 if seq[0] else 1), run
+            n *= 2
 
 
 @dataclass
@@ -62,8 +104,8 @@ class Candidates:
         return pd.DataFrame(
             {
                 "kind": self.kind,
-                "player_i": np.asarray(players)[self.i],
-                "player_j": np.asarray(players)[self.j],
+                "player_a": np.asarray(players)[self.i],
+                "player_b": np.asarray(players)[self.j],
                 "outcome": np.asarray(OUTCOMES)[self.outcome],
                 "available": self.available,
             }
@@ -91,9 +133,11 @@ def _keep_finite_cap(state: BTState, counts: np.ndarray, r, o) -> np.ndarray:
     return np.maximum(np.minimum(cell, cap), 0.0)
 
 
-def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, theta=None, keep_finite: bool = True) -> Candidates:
+def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, theta=None, keep_finite: bool = True,
+               stream: OutcomeStream | None = None, added: np.ndarray | None = None) -> Candidates:
     """All candidate actions of one ``kind`` (see :data:`ACTION_TYPES`) on the current count
-    table ``counts`` (default: the state's) at θ (default θ̂; used by ``add_pairs``/``add_weighted``)."""
+    table ``counts`` (default: the state's) at θ (default θ̂; used by ``add_pairs``/``add_weighted``).
+    ``add_sampled`` needs the ``stream`` and the number of matches already ``added`` per pair row."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action {kind!r}; expected one of {ACTION_TYPES}")
     c = state.counts
@@ -130,6 +174,16 @@ def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, thet
         o = np.where(p >= 0.5, 0, 1)
         delta = np.zeros((len(r), 3))
         delta[np.arange(len(r)), o] = 1.0
+    elif kind == "add_sampled":
+        if stream is None:
+            raise ValueError("add_sampled candidates need an OutcomeStream")
+        pos = np.zeros(c.n_pairs, int) if added is None else np.rint(added).astype(int)
+        runs = [stream.next_run(int(q), int(pos[q])) for q in r_all]
+        o = np.array([x for x, _ in runs], dtype=int)
+        r = r_all
+        delta = np.zeros((len(r), 3))
+        delta[np.arange(len(r)), o] = 1.0
+        return Candidates(kind, r, c.i[r], c.j[r], delta, np.array([n for _, n in runs], dtype=float), o)
     else:  # add_weighted
         r = r_all
         o = np.where(p >= 0.5, 0, 1)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.influence.actions import Candidates, apply, candidates
-from bayesrank.influence.audit import _state_for
+from bayesrank.influence.greedy import _state_for
 from bayesrank.influence.objectives import Objective, TopK
 from bayesrank.bt.mle import constrained_covariance, objective as bt_objective
 from bayesrank.bt.likelihood import tie_model
@@ -230,3 +230,27 @@ def active_sampling(state: BTState, target: str, budget: int, step: int = 1) -> 
         used += step
         rows.append({"budget": used, "variance": float(st.hinv[t, t])})
     return pd.DataFrame(rows)
+
+
+def certify_budget(state: BTState, objective: Objective, result, max_size: int) -> dict:
+    """Exhaustive check below a greedy audit's budget: ``{"minimum": m | None, "lower_bound": l, ...}``.
+
+    If the greedy broke the objective with B matches, every action set of up to min(max_size, B − 1)
+    matches is refitted: a breaking set gives the certified minimum; none → the greedy budget is
+    the certified minimum when B − 1 ≤ max_size, else ``max_size + 1`` is a certified lower bound.
+    """
+    from bayesrank.errors import InputError
+
+    if max_size < 1:
+        raise InputError(f"--certify needs a size ≥ 1, got {max_size}")
+    greedy = result.budget if (result.broken and result.verified) else None
+    size = max_size if greedy is None else min(max_size, greedy - 1)
+    if size < 1:  # one action broke it: nothing smaller exists
+        return {"max_size": max_size, "minimum": greedy, "lower_bound": greedy, "n_sets": 0, "n_no_finite_mle": 0}
+    e = exhaustive_minimum(state, objective, result.action, size)
+    if e["budget"] is not None:
+        return {"max_size": max_size, "minimum": e["budget"], "lower_bound": e["budget"], "n_sets": e["n_sets"],
+                "n_no_finite_mle": e["n_no_finite_mle"]}
+    minimum = greedy if greedy is not None and greedy == size + 1 else None
+    return {"max_size": max_size, "minimum": minimum, "lower_bound": size + 1, "n_sets": e["n_sets"],
+            "n_no_finite_mle": e["n_no_finite_mle"]}

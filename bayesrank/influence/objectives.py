@@ -10,6 +10,9 @@ criterion ``broken(θ, H⁻¹)`` checked on exact refits:
   demote t: ``f = k-th smallest_b M_tb``; promote t: ``f = −(K−k)-th largest_b (θ_t − θ_b − z·sd_tb)``.
   Broken iff ``f < −10⁻⁹`` (the top-k set changes / the target leaves or enters it; an exact tie
   — possible with symmetric data — is not a change, whatever the rounding of the refit).
+- :class:`PairMargin` (``pair:A>B``, the claim "A is ahead of B"): ``f = θ_A − θ_B + z·sd_AB``,
+  broken iff ``f < −10⁻⁹`` (point: B is ahead; CI-aware: B is *significantly* ahead). It shares
+  TopK's margin machinery (:class:`_Margin`: gradient, 1sN, CI-aware ``z·Δsd``).
 - :class:`SmoothTau`: ``τ_s(θ) = mean_{a<b} sign(θ̂_a − θ̂_b) tanh((θ_a − θ_b)/T)`` against the
   reference ranking θ̂; the temperature ``T`` defaults to the median gap between neighbours of
   the reference ranking (so swapping two neighbours moves τ_s by O(1/#pairs)). Broken iff the hard
@@ -46,8 +49,6 @@ drops and adds (220 players) Spearman vs exact refits: linear 0.971–0.992, pla
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import kendalltau
-
 from bayesrank.errors import InputError
 from bayesrank.influence.actions import Candidates
 from bayesrank.influence.state import BTState
@@ -120,6 +121,8 @@ def newton_point_covariance(state: BTState, cand: Candidates, idx: int, m: float
 class Objective:
     name = "objective"
     uses_hinv = False
+    preselect_order: str | None = None  # a cheap ``delta`` order the audit screens candidates with
+    driver_is_criterion = True  # broken(θ) ⟺ value(θ) below the threshold (False: a smooth surrogate)
 
     def value(self, theta, hinv) -> float:
         raise NotImplementedError
@@ -171,7 +174,57 @@ class Objective:
         return {"name": self.name}
 
 
-class TopK(Objective):
+class _Margin(Objective):
+    """Shared machinery of the margin objectives ``f = uᵀθ + z·sd(uᵀθ)`` at an *active* contrast
+    ``u = sign·(e_a − e_b)`` (:class:`TopK`, :class:`PairMargin`). ``z = 0`` compares point estimates;
+    in the CI-aware mode ``f < 0`` means the reversal is significant by the pairwise-contrast test
+    (``θ_b − θ_a > z·sd(θ_b − θ_a)``, sd from ``H⁻¹``: the glossary's "significantly ahead")."""
+
+    ci_aware = False
+    z = 0.0
+
+    def _margins(self, theta, hinv):
+        """(value, a, b, sign) at θ, H⁻¹: the active pair and the sign of ``θ_a − θ_b`` in f."""
+        raise NotImplementedError
+
+    @property
+    def preselect_order(self):
+        return "linear" if self.ci_aware else None
+
+    def value(self, theta, hinv=None) -> float:
+        return self._margins(theta, hinv)[0]
+
+    def broken(self, theta, hinv=None) -> bool:
+        return self.value(theta, hinv) < -TIE_TOL
+
+    def contrast(self, theta, hinv=None) -> np.ndarray:
+        """``u`` of the active pair at (θ, H⁻¹)."""
+        _, a, b, sign = self._margins(theta, hinv)
+        u = np.zeros(len(theta))
+        u[a] += sign
+        u[b] -= sign
+        return u
+
+    def gradient(self, theta, hinv=None):
+        return self.contrast(theta, hinv)
+
+    def _point_delta(self, state, cand, m, order, chunk):
+        return Objective.delta(self, state, cand, m, order, chunk)
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        """Point mode: the predicted change of the margin. CI-aware: active pair fixed at the
+        current state, ``Δ(uᵀθ) + z·Δsd`` with ``Δsd = sqrt(v₀ + Δv) − sqrt(v₀)`` and ``Δv`` the
+        :class:`ContrastVariance` prediction of ``order`` (``"linear"``: the cheap screening score)."""
+        if not self.ci_aware:
+            return self._point_delta(state, cand, m, "first" if order == "first" else "1sN", chunk)
+        u = self.contrast(state.theta, state.hinv)
+        point = ThetaContrast(u).delta(state, cand, m, "first" if order == "first" else "1sN")
+        var = ContrastVariance(u).delta(state, cand, m, order)
+        v0 = float(u @ state.hinv @ u)
+        return point + self.z * (np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0))
+
+
+class TopK(_Margin):
     """Top-k membership gap (see module docstring); ``k = 1`` is the top-1 objective."""
 
     def __init__(self, state: BTState, k: int = 1, target: str | None = None, goal: str | None = None,
@@ -180,9 +233,9 @@ class TopK(Objective):
         if not isinstance(k, (int, np.integer)) or not 1 <= k < kk:
             raise InputError(f"k must be an integer in 1..{kk - 1} (number of players − 1), got {k!r}")
         self.k = int(k)
-        self.z = z if ci_aware else 0.0
-        self.ci_aware = ci_aware
-        self.uses_hinv = ci_aware
+        self.z = float(z) if ci_aware else 0.0
+        self.ci_aware = bool(ci_aware)
+        self.uses_hinv = self.ci_aware
         order = state.ranking()
         self.reference_top = np.sort(order[: self.k])
         self.players = state.players
@@ -203,9 +256,7 @@ class TopK(Objective):
             "+ci" if ci_aware else "")
         self.n_players = kk
 
-    # margins for the current θ, H⁻¹ -----------------------------------------------------------
     def _margins(self, theta, hinv):
-        """(value, a, b, sign) with the active pair (a, b) and the sign of the margin in f."""
         kk = self.n_players
         if self.target is None:
             ins = np.flatnonzero(self.in_set)
@@ -226,19 +277,6 @@ class TopK(Objective):
         pos = np.argsort(-m, kind="stable")[kk - self.k - 1]
         return float(-m[pos]), t, others[pos], -1.0
 
-    def value(self, theta, hinv=None) -> float:
-        return self._margins(theta, hinv)[0]
-
-    def broken(self, theta, hinv=None) -> bool:
-        return self.value(theta, hinv) < -TIE_TOL
-
-    def gradient(self, theta, hinv=None):
-        _, a, b, sign = self._margins(theta, hinv)
-        g = np.zeros(self.n_players)
-        g[a] += sign
-        g[b] -= sign
-        return g
-
     def values(self, thetas):
         if self.target is None:
             ins = thetas[self.in_set]
@@ -250,25 +288,48 @@ class TopK(Objective):
         kth_largest = srt[-self.k]
         return thetas[t] - kth_largest if self.goal == "demote" else kth_largest - thetas[t]
 
-    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
-        if not self.ci_aware:
-            return super().delta(state, cand, m, order, chunk)
-        # CI-aware: active pair fixed at the current state, point part + z·Δsd
-        f0, a_, b_, sign = self._margins(state.theta, state.hinv)
-        u = np.zeros(self.n_players)
-        u[a_], u[b_] = sign, -sign
-        point = ThetaContrast(u).delta(state, cand, m, order)
-        var = ContrastVariance(u).delta(state, cand, m, order)
-        v0 = float(u @ state.hinv @ u)
-        dsd = np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0)
-        return point + self.z * dsd  # promote: u = e_b − e_t, f = uᵀθ + z·sd(u) as well
-
     def describe(self):
         d = {"name": self.name, "k": self.k, "ci_aware": self.ci_aware, "z": self.z,
              "reference_top": [str(self.players[i]) for i in self.reference_top]}
         if self.target is not None:
             d.update(target=str(self.players[self.target]), goal=self.goal)
         return d
+
+
+class PairMargin(_Margin):
+    """The claim "A is ahead of B": ``f = θ_A − θ_B`` (+ ``z·sd(θ_A − θ_B)`` CI-aware), broken
+    when A is no longer ahead (CI-aware: when B is *significantly* ahead of A)."""
+
+    def __init__(self, state: BTState, player_a: str, player_b: str, ci_aware: bool = False, z: float = Z95):
+        a, b = state.counts.index_of(player_a), state.counts.index_of(player_b)
+        if a == b:
+            raise InputError(f"the claim {player_a}>{player_b} compares a player with itself")
+        gap = float(state.theta[a] - state.theta[b])
+        if not gap > TIE_TOL:
+            raise InputError(f"the claim {player_a!r} > {player_b!r} does not hold on the data "
+                             f"(θ_A − θ_B = {gap:.4g}); audit '{player_b}>{player_a}' instead")
+        self.a, self.b = a, b
+        self.player_a, self.player_b = str(player_a), str(player_b)
+        self.u = np.zeros(state.n_players)
+        self.u[a], self.u[b] = 1.0, -1.0
+        self.ci_aware = bool(ci_aware)
+        self.uses_hinv = self.ci_aware
+        self.z = float(z) if ci_aware else 0.0
+        self.name = f"{self.player_a}>{self.player_b}" + ("+ci" if ci_aware else "")
+
+    def _margins(self, theta, hinv):
+        sd = float(_pair_sd(hinv, self.a, self.b)) if (self.z and hinv is not None) else 0.0
+        return float(theta[self.a] - theta[self.b] + self.z * sd), self.a, self.b, 1.0
+
+    def values(self, thetas):
+        return self.u @ thetas
+
+    def _point_delta(self, state, cand, m, order, chunk):
+        return ThetaContrast(self.u).delta(state, cand, m, order)  # linear in θ: closed form
+
+    def describe(self):
+        return {"name": self.name, "player_a": self.player_a, "player_b": self.player_b,
+                "ci_aware": self.ci_aware, "z": self.z}
 
 
 class ThetaContrast(Objective):
@@ -329,6 +390,8 @@ class SmoothTau(Objective):
         self.ua, self.ub = np.triu_indices(kk, 1)
         self.usign = self.sign[self.ua, self.ub]
         self.name = "tau"
+        self.preselect_order = "first"
+        self.driver_is_criterion = False  # tanh surrogate driver, hard Kendall τ criterion
 
     def value(self, theta, hinv=None):
         t = np.tanh((theta[:, None] - theta[None, :]) / self.temperature)
@@ -348,7 +411,15 @@ class SmoothTau(Objective):
         return 2 * w.sum(axis=1) / self.norm
 
     def hard_tau(self, theta) -> float:
-        return float(kendalltau(theta, self.reference).statistic)
+        """Kendall τ-b between θ and the reference; score differences within ±10⁻⁹ are ties (as for
+        the top-k margins: the rounding of a refit must not decide a discordance)."""
+        def signs(x):
+            d = x[self.ua] - x[self.ub]
+            return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
+
+        s, r = signs(np.asarray(theta, float)), signs(self.reference)
+        den = np.sqrt(np.count_nonzero(s) * np.count_nonzero(r))
+        return float((s * r).sum() / den) if den > 0 else float("nan")
 
     def broken(self, theta, hinv=None):
         return self.hard_tau(theta) <= self.threshold
@@ -425,6 +496,7 @@ class CIObjective(Objective):
     ``v ≥ ratio·v₀``) or ``mode="reduce"`` (constructive, reached when ``v ≤ ratio·v₀``)."""
 
     uses_hinv = True
+    preselect_order = "linear"
 
     def __init__(self, state: BTState, target: str | None = None, mode: str = "inflate", ratio: float | None = None):
         if mode not in ("inflate", "reduce"):
@@ -470,21 +542,54 @@ class CIObjective(Objective):
         return {"name": self.name, "mode": self.mode, "variance_ratio": self.ratio, "v0": self.v0}
 
 
-def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, **kw) -> Objective:
-    """``top1 | topk:K | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`."""
+def z_of_level(level: float) -> float:
+    """Two-sided normal quantile ``z`` of an interval ``level`` (0.95 → 1.95996)."""
+    from statistics import NormalDist
+
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}")
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+def _split_pair(spec: str, state: BTState) -> tuple[str, str]:
+    """``A>B`` → (A, B); names may contain '>': the split whose both sides are players wins."""
+    names = set(map(str, state.players))
+    splits = [(spec[:q], spec[q + 1:]) for q in range(len(spec)) if spec[q] == ">"]
+    found = [(a, b) for a, b in splits if a in names and b in names]
+    if len(found) != 1:
+        bad = [x for a, b in splits for x in (a, b) if x not in names][:2]
+        raise InputError(f"pair claim {spec!r} must be 'A>B' with two players of the data"
+                         + (f"; unknown player(s) {bad}" if bad else ""))
+    return found[0]
+
+
+OBJECTIVE_HELP = "top1 | topk:K | pair:A>B (or A>B) | tau (or order) | ci-player:NAME | ci-trace"
+
+
+def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, level: float = 0.95,
+                    **kw) -> Objective:
+    """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`.
+
+    ``ci_aware`` (margin objectives: top-k and pair claims) counts a reversal only when it is
+    significant at ``level`` by the pairwise-contrast test; ``A>B`` without the prefix and
+    ``order`` (for ``tau``) are accepted as the review's claim names."""
+    z = z_of_level(level)
     if spec == "top1":
-        return TopK(state, 1, target, goal, ci_aware)
+        return TopK(state, 1, target, goal, ci_aware, z)
     if spec.startswith("topk:"):
         try:
             k = int(spec.split(":", 1)[1])
         except ValueError:
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
-        return TopK(state, k, target, goal, ci_aware)
-    if spec == "tau":
+        return TopK(state, k, target, goal, ci_aware, z)
+    if spec in ("tau", "order"):
         return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", 0.9))
     if spec.startswith("ci-player:"):
         name = spec.split(":", 1)[1]
         return CIObjective(state, name, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))
     if spec == "ci-trace":
         return CIObjective(state, None, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))
-    raise InputError(f"unknown objective {spec!r}; expected top1, topk:K, tau, ci-player:NAME or ci-trace")
+    if spec.startswith("pair:") or ">" in spec:
+        a, b = _split_pair(spec.removeprefix("pair:"), state)
+        return PairMargin(state, a, b, ci_aware, z)
+    raise InputError(f"unknown objective {spec!r}; expected {OBJECTIVE_HELP}")

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
 
 def plot_influence_distribution(state, objective, ax=None):
@@ -28,12 +25,11 @@ def plot_influence_distribution(state, objective, ax=None):
 
 
 def plot_budget_curves(audits: dict, ax=None):
-    """Objective value vs actions used: 1sN prediction before each step and exact refit after."""
+    """Objective value vs actions used, per action (``{action: AuditResult}``): 1sN prediction
+    before each step and exact refit after."""
     ax = ax or plt.subplots(figsize=(6, 4))[1]
-    for action, d in audits.items():
-        if action == "remove-player":
-            continue
-        curve = pd.DataFrame(d["curve"])
+    for action, res in audits.items():
+        curve = res.curve if isinstance(res.curve, pd.DataFrame) else pd.DataFrame(res.curve)
         line = ax.plot(curve["budget"], curve["refit"], marker="o", ms=3, label=f"{action} (refit)")[0]
         ax.plot(curve["budget"], curve["predicted"], ls="--", color=line.get_color(), label=f"{action} (1sN predicted)")
     ax.axhline(0, color="k", lw=0.8)
@@ -57,31 +53,20 @@ def plot_player_removal(table: pd.DataFrame, ax=None):
     return ax
 
 
-def save_audit_plots(report: dict, outdir) -> list[Path]:
-    """Write the three figures of a ``run_audit`` report to ``outdir``; returns the paths."""
-    from bayesrank.influence.objectives import top1_gap
-
+def save_audit_plots(report, outdir) -> list[Path]:
+    """Write the figures of an :class:`~bayesrank.influence.result.AuditReport` to ``outdir``."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
-    state = report["_state"]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    plot_influence_distribution(state, top1_gap(state), ax)
-    paths.append(outdir / "influence_distribution.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    plot_budget_curves(report["audits"], ax)
-    paths.append(outdir / "objective_vs_budget.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-    if "remove-player" in report["audits"]:
+    figures = [("influence_distribution.png", lambda ax: plot_influence_distribution(report.state, report.influence_objective(), ax)),
+               ("objective_vs_budget.png", lambda ax: plot_budget_curves(report.audits, ax))]
+    if report.player_removal is not None:
+        figures.append(("player_removal.png", lambda ax: plot_player_removal(report.player_removal, ax)))
+    for name, draw in figures:
         fig, ax = plt.subplots(figsize=(6, 4))
-        plot_player_removal(pd.DataFrame(report["audits"]["remove-player"]["table"]), ax)
-        paths.append(outdir / "player_removal.png")
+        draw(ax)
         fig.tight_layout()
+        paths.append(outdir / name)
         fig.savefig(paths[-1], dpi=110)
         plt.close(fig)
     return paths

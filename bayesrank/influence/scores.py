@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.influence.actions import candidates
-from bayesrank.influence.audit import _state_for
+from bayesrank.influence.greedy import _state_for
 from bayesrank.influence.objectives import Objective
 from bayesrank.influence.state import BTState
 

@@ -27,7 +27,7 @@ from bayesrank.data.aggregate import PairCounts, comparison_graph
 from bayesrank.errors import InputError, NoFiniteEstimateError
 
 SUPPORTED_TIES = ("half", "drop")
-OUTCOMES = ("i_wins", "j_wins", "tie")
+OUTCOMES = ("a_wins", "b_wins", "tie")  # cells of pair (player_a, player_b) = (i, j), i < j
 
 
 def outcome_targets(ties: str) -> np.ndarray:
@@ -68,6 +68,7 @@ class BTState:
     theta: np.ndarray
     hessian: np.ndarray
     hinv: np.ndarray = field(default=None)
+    fit_info: dict | None = field(default=None, repr=False)  # the base fit's Newton: converged, iterations
 
     def __post_init__(self):
         if self.hinv is None:
@@ -84,7 +85,17 @@ class BTState:
         res = newton(tie_model(ties), counts, start=start, ridge=ridge)
         if not res.converged[0]:
             raise NoFiniteEstimateError("Newton did not converge: the MLE may not be finite; use ridge>0")
-        return cls(counts, ties, ridge, res.params[0], res.hessian[0])
+        return cls(counts, ties, ridge, res.params[0], res.hessian[0],
+                   fit_info={"method": "Newton MLE" if ridge == 0 else f"Newton ridge MLE (ridge {ridge:g})",
+                             "converged": bool(res.converged[0]), "iterations": int(res.iterations)})
+
+    def gradient_norm(self) -> float:
+        """‖∇L(θ̂)‖ on the sum-to-zero space (the loss the fit minimised, ridge included)."""
+        from bayesrank.bt.mle import objective
+
+        _, g, _ = objective(tie_model(self.ties), self.counts, self.theta[None], ridge=self.ridge)
+        g = g[0, : self.n_players]
+        return float(np.linalg.norm(g - g.mean()))
 
     # --- per pair quantities ------------------------------------------------------------------
     @property

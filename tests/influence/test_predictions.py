@@ -39,7 +39,7 @@ def test_llmfao_single_actions_top1_gap_and_tau(llmfao, kind, sample):
 
 
 def test_llmfao_add_and_ci_objectives(llmfao, sample):
-    from bayesrank.influence.audit import _state_for
+    from bayesrank.influence.greedy import _state_for
 
     st = _state_for(llmfao, "add")
     cand = sample(candidates(st, "add"), 1000, seed=1)
@@ -65,7 +65,7 @@ def test_atp_single_actions_top1_gap_and_tau(atp, kind, sample):
 def test_atp_ci_objectives_drops_and_adds(atp, sample):
     """Sparse ATP graph (220 players, 2,755 matches): CI objectives under drops, flips and adds. The 1sN
     rebuilds H at the Newton point; the linear 1sN (θ-shift term first order) falls short here."""
-    from bayesrank.influence.audit import _state_for
+    from bayesrank.influence.greedy import _state_for
 
     cand = sample(candidates(atp, "drop"), 1000, seed=4)
     trace = CIObjective(atp, None)

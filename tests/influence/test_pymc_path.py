@@ -7,7 +7,7 @@ import pytest
 from bayesrank.data import read_comparisons
 from bayesrank.datasets import path
 from bayesrank.influence.actions import candidates
-from bayesrank.influence.audit import _state_for
+from bayesrank.influence.greedy import _state_for
 from bayesrank.influence.objectives import CIObjective, SmoothTau, TopK, top1_gap
 from bayesrank.influence.state import BTState
 

@@ -1,9 +1,11 @@
 """Greedy, influence-ranked audits verified by exact refits, and robustness scores.
 
 One audit = one objective × one action type. Each step scores every candidate cell by the
-one-step-Newton change of the objective per match, takes the best cell, chooses how many of its
-matches ``m`` to act on (the smallest ``m`` the 1sN predicts to break the objective, else the
-cell's capacity, capped at ``step_cap`` matches; when the best cell is exhausted without a
+one-step-Newton change of the objective per match, takes the best cell (for τ, whose
+driver is a smooth surrogate: among the ``lookahead`` best cells, the one the 1sN predicts to
+break the hard criterion with the fewest matches),
+chooses how many of its matches ``m`` to act on (the smallest ``m`` the 1sN predicts to break the
+objective, else the cell's capacity, capped at ``step_cap`` matches; when the best cell is exhausted without a
 predicted break, the step is filled with the next-best cells of other pairs that are nearly
 as effective per match, up to ``step_cap``), applies them and **refits exactly** (batched
 Newton, warm start). Scores are recomputed from the refitted state after every accepted step.
@@ -13,11 +15,7 @@ still breaks it (bisection on exact refits) and the final table is refitted agai
 ``verified`` says that the cold refit confirms the break. A budget that runs out is reported as
 ``broken = False`` ("not broken within budget"), never as a break.
 
-Robustness score of a property for an action type: ``R = budget / N`` — the smallest fraction of
-the N comparisons whose perturbation (found by the verified greedy audit, so an upper bound on
-the true minimum) breaks it; ``None`` when not broken within the budget (then ``R > budget/N``).
-Properties: ``R_top1`` (top-1 changes), ``R_tau`` (Kendall τ to the reference ranking ≤ 0.9),
-``R_CI`` (the sum of the players' variances, tr H⁻¹, grows by 50%).
+Robustness scores built from these audits: :mod:`bayesrank.influence.robustness`.
 """
 
 from __future__ import annotations
@@ -28,15 +26,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from bayesrank.data.aggregate import PairCounts
 from bayesrank.errors import InputError
-from bayesrank.influence.actions import ACTION_TYPES, ADD_SPACES, Candidates, apply, candidates
-from bayesrank.influence.objectives import CIObjective, Objective, SmoothTau
+from bayesrank.influence.actions import ACTION_TYPES, ADD_SPACES, Candidates, OutcomeStream, apply, candidates
+from bayesrank.influence.objectives import Objective, SmoothTau
 from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, refit_one
+
+WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ unchanged — their gradient "
+                     "σ(d̂) − p is zero at the MLE — so no point-estimate property can break")
 
 
 @dataclass
 class AuditResult:
+    """One greedy audit: objective × action type. ``budget`` = matches acted on when the property
+    broke (``None``: not broken within ``budget_limit``), ``verified`` = a cold-start exact refit
+    of the final data confirms the break; ``actions`` one row per accepted step (player_a,
+    player_b, outcome acted on, count[, to]); ``curve`` the objective vs budget (1sN predicted
+    before each step, exact refit after)."""
+
     objective: str
     action: str
     broken: bool
@@ -52,29 +58,42 @@ class AuditResult:
     seconds: float
     n_refits: int
     final_theta: np.ndarray | None = field(default=None, repr=False)
+    objective_details: dict = field(default_factory=dict)
+    certified: dict | None = None
+    seed: int | None = None
 
     @property
     def fraction(self) -> float | None:
         return None if self.budget is None else self.budget / self.n_matches
 
+    @property
+    def candidate_space(self) -> str | None:
+        return ADD_SPACES.get(self.action)
+
     def to_dict(self) -> dict:
-        return {
+        d = {
             "objective": self.objective,
+            "objective_details": self.objective_details,
             "action": self.action,
-            "candidate_space": ADD_SPACES.get(self.action),
+            "candidate_space": self.candidate_space,
             "broken": self.broken,
             "budget": self.budget,
             "fraction": self.fraction,
             "verified": self.verified,
             "budget_limit": self.budget_limit,
+            "n_comparisons": self.n_matches,
             "initial_value": self.initial_value,
             "final_value": self.final_value,
             "reason": self.reason,
             "seconds": self.seconds,
             "n_refits": self.n_refits,
+            "seed": self.seed,
             "actions": self.actions.to_dict(orient="records"),
             "curve": self.curve.to_dict(orient="records"),
         }
+        if self.certified is not None:
+            d["certified"] = self.certified
+        return d
 
 
 def _state_for(base: BTState, kind: str) -> BTState:
@@ -87,10 +106,10 @@ def _state_for(base: BTState, kind: str) -> BTState:
 
 def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int = 128) -> np.ndarray:
     """Per-match 1sN change of the objective for each candidate. Where the 1sN evaluation is costly
-    (the τ surrogate: K² per candidate; CI objectives: a K × K inverse per candidate) only the best
-    ``preselect`` candidates of a cheap score (first order for τ, the linear 1sN for CI) are
-    refined; the others get +inf."""
-    cheap = "first" if isinstance(objective, SmoothTau) else "linear" if isinstance(objective, CIObjective) else None
+    (the τ surrogate: K² per candidate; CI objectives and CI-aware margins: a K × K inverse per
+    candidate) only the best ``preselect`` candidates of a cheap score (``objective.preselect_order``:
+    first order for τ, the linear 1sN for the variances) are refined; the others get +inf."""
+    cheap = objective.preselect_order
     if cheap is not None and len(cand) > preselect:
         rough = objective.delta(st, cand, 1.0, cheap)
         top = np.argsort(rough, kind="stable")[:preselect]
@@ -125,6 +144,26 @@ def _choose_m(objective, st, cand, idx, cap) -> float:
     return float(hi)
 
 
+def _look_ahead(objective, st, cand, order, score, room, width):
+    """(candidate, m) of this step: among the ``width`` best-scored candidates, the one whose 1sN
+    predicts a break with the fewest matches (ties: the better score); when none is predicted to
+    break within ``room``, the best-scored candidate with its capacity. Used only where the smooth
+    driver and the hard criterion differ (τ: one flip of a close pair can break the hard τ while
+    the surrogate prefers spreading changes); for margins the driver is the criterion."""
+    best_idx, best_m = int(order[0]), None
+    for idx in order[: 0 if objective.driver_is_criterion else width]:
+        idx = int(idx)
+        if not (np.isfinite(score[idx]) and score[idx] < 0):
+            break
+        cap = float(min(cand.available[idx], room))
+        m = _choose_m(objective, st, cand, idx, cap)
+        if (best_m is None or m < best_m) and _predicted_broken(objective, st, cand, idx, m):
+            best_idx, best_m = idx, m
+    if best_m is not None:
+        return best_idx, best_m
+    return best_idx, _choose_m(objective, st, cand, best_idx, float(min(cand.available[best_idx], room)))
+
+
 def greedy_audit(
     state: BTState,
     objective: Objective,
@@ -134,9 +173,13 @@ def greedy_audit(
     max_steps: int = 400,
     progress=None,
     fill_steps: bool | None = None,
+    seed: int = 0,
+    lookahead: int = 16,
 ) -> AuditResult:
     """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc).
-    ``fill_steps`` (default: only when N > 50,000) fills a step with several cells."""
+    ``fill_steps`` (default: only when N > 50,000) fills a step with several cells; ``seed`` drives
+    the outcomes of ``add_sampled`` (:class:`OutcomeStream`; unused by the other actions);
+    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`_look_ahead`)."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action type {kind!r}; expected one of {ACTION_TYPES} or remove-player")
     t0 = time.perf_counter()
@@ -158,12 +201,23 @@ def greedy_audit(
     n_refits, reason, broken = 0, "", False
     if objective.broken(st.theta, st.hinv):
         raise InputError(f"objective {objective.name} is already broken on the unperturbed data")
+    details = objective.describe()
+    stream = None
+    if kind == "add_sampled":
+        stream = OutcomeStream(1.0 / (1.0 + np.exp(-(st.theta[st.counts.i] - st.theta[st.counts.j]))), seed)
+    if kind == "add_weighted" and not objective.uses_hinv:
+        return AuditResult(objective=objective.name, action=kind, broken=False, verified=False, budget=None,
+                           n_matches=n_total, budget_limit=int(budget), actions=_actions_frame(state.players, []),
+                           curve=pd.DataFrame(curve), initial_value=f0, final_value=f0, reason=WEIGHTED_ADD_NOTE,
+                           seconds=time.perf_counter() - t0, n_refits=0, final_theta=st.theta,
+                           objective_details=details)
     banned: set = set()  # cells whose action leaves no finite MLE
     for _step in range(max_steps):
         if used >= budget:
             reason = f"not broken within budget ({budget} actions)"
             break
-        cand = candidates(st, kind, counts=table)
+        added = None if stream is None else table.sum(axis=1) - base_table.sum(axis=1)
+        cand = candidates(st, kind, counts=table, stream=stream, added=added)
         if banned and len(cand):
             cand = cand.take(np.flatnonzero([(r, o) not in banned for r, o in zip(cand.r, cand.outcome)]))
         if len(cand) == 0:
@@ -176,7 +230,7 @@ def greedy_audit(
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
         room = float(min(budget - used, step_cap))
-        m = _choose_m(objective, st, cand, best, float(min(cand.available[best], room)))
+        best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
         if m <= 0:
             reason = "no remaining capacity"
             break
@@ -268,6 +322,7 @@ def greedy_audit(
         actions=actions, curve=pd.DataFrame(curve), initial_value=f0,
         final_value=objective.value(st.theta, st.hinv), reason=reason,
         seconds=time.perf_counter() - t0, n_refits=n_refits, final_theta=final_theta,
+        objective_details=details, seed=seed if kind == "add_sampled" else None,
     )
 
 
@@ -290,39 +345,17 @@ def _prefix(batch, t):
 
 
 def _actions_frame(players, rows) -> pd.DataFrame:
-    """One row per accepted step: pair, acted-on outcome, count (adds: the added outcome)."""
+    """One row per accepted step: pair (player_a, player_b), acted-on outcome, count (adds: the
+    added outcome; flips: also the new outcome ``to``; weighted adds: the expected a-wins)."""
     recs = []
     for kind, i, j, o, m, delta in rows:
-        rec = {"kind": kind, "player_i": str(players[i]), "player_j": str(players[j]),
+        rec = {"kind": kind, "player_a": str(players[i]), "player_b": str(players[j]),
                "outcome": OUTCOMES[o], "count": float(m)}
         if kind == "flip":
             rec["to"] = OUTCOMES[1 - o]
         if kind == "add_weighted":
-            rec["expected_i_wins"] = float(m * delta[0])
+            rec["expected_a_wins"] = float(m * delta[0])
         recs.append(rec)
-    df = pd.DataFrame(recs, columns=["kind", "player_i", "player_j", "outcome", "count"] + (
-        ["to"] if any(r.get("to") for r in recs) else []) + (
-        ["expected_i_wins"] if any("expected_i_wins" in r for r in recs) else []))
-    return df
-
-
-def robustness_scores(results: list[AuditResult]) -> dict:
-    """``{"R_top1": {action: fraction|None}, "R_tau": …, "R_CI": …}`` from verified audits."""
-    names = {"top1": "R_top1", "tau": "R_tau", "ci-trace": "R_CI"}
-    out: dict = {}
-    for r in results:
-        key = names.get(r.objective)
-        if key is None:
-            continue
-        out.setdefault(key, {})[r.action] = r.fraction if (r.broken and r.verified) else None
-    return out
-
-
-def counts_of(data) -> PairCounts:
-    from bayesrank.data.comparisons import Comparisons
-
-    if isinstance(data, PairCounts):
-        return data
-    if isinstance(data, Comparisons):
-        return data.aggregate()
-    raise InputError("expected PairCounts or Comparisons")
+    cols = ["kind", "player_a", "player_b", "outcome", "count"]
+    cols += [c for c in ("to", "expected_a_wins") if any(c in r for r in recs)]
+    return pd.DataFrame(recs, columns=cols)

@@ -1,0 +1,131 @@
+"""``bayesrank.influence.audit(data, objective, actions, ...)`` → :class:`AuditReport`.
+
+The one entry point of the leaderboard perturbation audit (spec 00); ``bayesrank audit`` and the
+review call it. Data: a :class:`~bayesrank.influence.state.BTState` (reused as is), a
+:class:`~bayesrank.data.aggregate.PairCounts`, :class:`~bayesrank.data.comparisons.Comparisons`,
+a DataFrame, a file path or a bundled dataset name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bayesrank.errors import InputError
+from bayesrank.influence.actions import ACTION_TYPES
+from bayesrank.influence.result import AuditReport
+from bayesrank.influence.state import BTState
+
+ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pairs", "add_all_pairs": "add_pairs",
+                  "add_weighted": "add_weighted", "add_all_outcomes_weighted": "add_weighted",
+                  "add_sampled": "add_sampled", "add_all_outcomes_sampled": "add_sampled",
+                  "drop": "drop", "flip": "flip", "remove-player": "remove-player"}
+MARGIN_OBJECTIVES = ("top1", "topk:", "pair:")
+
+
+def parse_actions(actions) -> list[str]:
+    """``"drop,flip"`` or a sequence → canonical action names (aliases of the candidate spaces accepted)."""
+    items = [a.strip() for a in (actions.split(",") if isinstance(actions, str) else actions) if a.strip()]
+    if not items:
+        raise InputError("--actions is empty; give at least one of drop, flip, add, add_pairs, add_sampled, "
+                         "add_weighted, remove-player")
+    out = []
+    for a in items:
+        if a not in ACTION_ALIASES:
+            raise InputError(f"unknown action {a!r}; expected one of {sorted(set(ACTION_ALIASES))}")
+        out.append(ACTION_ALIASES[a])
+    return list(dict.fromkeys(out))
+
+
+def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
+               data_format: str = "auto", exclude_invalid: bool = False) -> tuple[BTState, dict]:
+    """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring)."""
+    from bayesrank.data.aggregate import PairCounts, finite_core
+    from bayesrank.data.comparisons import Comparisons
+    from bayesrank.data.readers import read_comparisons
+
+    if isinstance(data, BTState):
+        if min_matches is not None:
+            raise InputError("min_matches needs comparisons, not an already fitted state")
+        return data, {"total": 0, "by_reason": {}}
+    if isinstance(data, (str, Path, pd.DataFrame)):
+        from bayesrank.datasets import resolve
+
+        src = data if isinstance(data, pd.DataFrame) else resolve(data)
+        data = read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise")
+    if isinstance(data, Comparisons):
+        if min_matches is not None:
+            data = finite_core(data, min_matches=min_matches, ties=ties)
+        return BTState.fit(data.aggregate(), ties=ties, ridge=ridge), data.excluded.to_dict()
+    if isinstance(data, PairCounts):
+        if min_matches is not None:
+            raise InputError("min_matches needs comparisons (a file or Comparisons), not aggregated counts")
+        return BTState.fit(data, ties=ties, ridge=ridge), {"total": 0, "by_reason": {}}
+    raise InputError(f"data must be a BTState, PairCounts, Comparisons, DataFrame or a path; got {type(data).__name__}")
+
+
+def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_aware: bool = False,
+          level: float = 0.95, target: str | None = None, goal: str | None = None, budget: int | None = None,
+          ties: str = "half", ridge: float = 0.0, ci_mode: str | None = None, ci_ratio: float | None = None,
+          tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
+          min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
+          seed: int = 0, progress=None) -> AuditReport:
+    """Audit ``objective`` under each action type: greedy influence-ranked actions, every break
+    verified by an exact cold-start refit.
+
+    ``objective``: ``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` (``A>B`` and
+    ``order`` accepted). ``actions``: ``drop, flip, add`` (all_outcomes), ``add_pairs``
+    (all_pairs), ``add_sampled`` (all_outcomes_sampled, seeded by ``seed``), ``add_weighted``
+    (all_outcomes_weighted: cannot move θ̂, only the CIs), ``remove-player``.
+    ``ci_aware`` (top-k and pair claims): a reversal counts only when significant at ``level`` by
+    the pairwise-contrast test with the inverse observed information ``H⁻¹``. ``ci_mode``
+    (CI objectives): ``inflate`` (default for drop/flip) or ``reduce`` (default for adds).
+    ``robustness``: also run the audits behind R_top1, R_tau and R_CI (:mod:`.robustness`).
+    ``certify S`` (small data): exhaustive refits of every action set of up to S matches below each
+    greedy budget. ``budget``: matches per audit (default 5% of N).
+    """
+    from bayesrank.influence.baselines import certify_budget
+    from bayesrank.influence.greedy import greedy_audit
+    from bayesrank.influence.objectives import parse_objective
+    from bayesrank.influence.players import player_removal
+    from bayesrank.influence.robustness import R_CI, R_TAU, R_TOP1, applies, canonical_objective, score_of
+
+    acts = parse_actions(actions)
+    if ci_aware and not objective.startswith(MARGIN_OBJECTIVES) and ">" not in objective:
+        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
+    state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid)
+    match_actions = [a for a in acts if a in ACTION_TYPES]
+
+    def make(kind):
+        mode = ci_mode or ("reduce" if kind.startswith("add") else "inflate")
+        return parse_objective(objective, state, ci_aware=ci_aware, target=target, goal=goal, level=level,
+                               tau_threshold=tau_threshold, ci_mode=mode, ci_ratio=ci_ratio)
+
+    main_obj = make(match_actions[0] if match_actions else "drop")  # validates objective/target first
+    jobs = [(None, kind, make(kind)) for kind in match_actions]
+    if robustness:
+        for name in (R_TOP1, R_TAU, R_CI):
+            for kind in match_actions:
+                if applies(name, kind) and not any(score_of(o) == name and k == kind for _, k, o in jobs):
+                    jobs.append((name, kind, canonical_objective(name, state)))
+    audits, scored = {}, []
+    for n, (name, kind, obj) in enumerate(jobs):
+        res = greedy_audit(state, obj, kind, budget=budget, seed=seed)
+        if certify is not None:
+            res.certified = certify_budget(state, obj, res, certify)
+        if name is None:
+            audits[kind] = res
+        key = score_of(obj)
+        if key is not None and applies(key, kind):
+            scored.append((key, res))
+        if progress is not None:
+            progress(n + 1, len(jobs), f"{obj.name} × {kind}")
+    removal = player_removal(state) if "remove-player" in acts else None
+    settings = {"actions": acts, "ci_aware": bool(ci_aware), "level": level, "ties": state.ties,
+                "ridge": state.ridge, "budget": budget, "seed": seed, "tau_threshold": tau_threshold,
+                "ci_mode": ci_mode, "ci_ratio": ci_ratio, "robustness": bool(robustness), "certify": certify,
+                "min_matches": min_matches, "significance_covariance": "inverse observed information H^-1 (Fisher)"}
+    return AuditReport(objective=objective, objective_details=main_obj.describe(), audits=audits,
+                       robustness_audits=scored, state=state, settings=settings, player_removal=removal,
+                       exclusions=exclusions, objective_object=main_obj)
