@@ -96,8 +96,8 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     for key, g in gaps.groupby(by, sort=False) if by else [(("all",), gaps)]:
         name = "|".join(map(str, key if isinstance(key, tuple) else (key,)))
         row = g[g["estimator"] == primary].iloc[0]
-        freq = {"estimate": float(row["gap"]), "lower": float(row["gap_lo"]), "upper": float(row["gap_hi"]),
-                "p_value": None, "supported": bool(row["gap_hi"] < 0),
+        freq = {"estimate": float(row["gap"]), "lower": float(row["gap_lower"]), "upper": float(row["gap_upper"]),
+                "p_value": None, "supported": bool(row["gap_upper"] < 0),
                 "interval": f"paired bootstrap ({n_boot} resamples), {primary}"}
         p_neg = row.get("p_gap_negative")
         bay = None if fast or p_neg is None or not np.isfinite(p_neg) else {
@@ -108,7 +108,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
             "broken": bool(len(rev) > 0), "budget": int(len(rev)),
             "fraction": float(len(rev) / len(others)) if len(others) else None, "verified": True,
             "reason": f"{len(rev)} of {len(others)} other estimators give g ≥ 0",
-            "actions": [{"estimator": r.estimator, "gap": float(r.gap), "lower": float(r.gap_lo), "upper": float(r.gap_hi)}
+            "actions": [{"estimator": r.estimator, "gap": float(r.gap), "lower": float(r.gap_lower), "upper": float(r.gap_upper)}
                         for r in rev.itertuples()]}}
         if not freq["supported"] or (bay is not None and bay["probability"] < level):
             v = "unsupported"
@@ -118,9 +118,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
             v = "supported"
         text = f"verbal-better [{name}]"
         answers.append(ConfidenceClaimAnswer(type(claim)(text, claim.kind), name, freq, bay, pert, v))
-    cards = pd.DataFrame([{**r.group, "estimator": r.estimator, **r.card.to_dict()} for r in report.results])
-    cards["missing"] = [", ".join(k for k, v in r.items() if v == "unspecified") for r in
-                        cards.drop(columns=["complete"]).to_dict(orient="records")]
+    cards = report.cards()
     figures = []
     from bayesrank.calibration.plots import reliability_diagrams
 
@@ -137,10 +135,10 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
                     data={"gaps": gaps.to_dict(orient="records")}),
             Section("protocol", "Protocol cards (unspecified fields flagged)",
                     text=protocol_notes or ["Every protocol field is specified."],
-                    tables=[("protocol card per gap", cards)], data={"cards": cards.to_dict(orient="records")})]
-    parts = {"calibration": report.diagnostics} if hasattr(report, "diagnostics") else {}
+                    tables=[("protocol card per group", cards)], data={"cards": cards.to_dict(orient="records")})]
+    parts = {"calibration": report.diagnostics}
     rep = appendix(path, len(records), records.exclusions.to_dict(), seed, command)
     title = f"Review of {Path(path).name}: verbal vs token calibration in {len(answers)} group(s)"
     return ReviewReport(kind="confidence", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, parts=parts, notes=protocol_notes,
-                        custom_rule=confidence_rule(level, primary))
+                        custom_rule=confidence_rule(level, primary), results={"calibration": report, "records": records})

@@ -1,0 +1,105 @@
+"""Grid and confidence reports on data with known truth; numbers equal the modules' own commands and
+independent references (scipy's paired t-test, the calibration command's JSON)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bayesrank.cli import main
+from bayesrank.protocol import validate
+from bayesrank.review import review
+
+
+@pytest.fixture(scope="module")
+def grid_csv(tmp_path_factory):
+    """3 players x 2 templates x 3 few-shot counts on one benchmark (500 items per cell): A beats B by
+    8-10 points everywhere; C beats B by 2 points with few-shot 0 and loses by 3 points otherwise."""
+    rows = []
+    for t in ("plain", "chat"):
+        for k, fewshot in enumerate((0, 3, 5)):
+            base = 0.55 + 0.02 * k + (0.01 if t == "chat" else 0.0)
+            rows += [("A", t, fewshot, base + 0.08 + 0.01 * k), ("B", t, fewshot, base),
+                     ("C", t, fewshot, base + (0.02 if fewshot == 0 else -0.03))]
+    df = pd.DataFrame(rows, columns=["model", "template", "fewshot", "score"]).assign(benchmark="quiz", n_items=500)
+    path = tmp_path_factory.mktemp("grid") / "grid.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_grid_claims_follow_known_truth(grid_csv):
+    path, df = grid_csv
+    rep = review(path, fast=True, claims=["A>B", "C>B@quiz"])
+    assert rep.kind == "grid"
+    by = {c.claim.text: c for c in rep.claims}
+    ab, cb = by["A>B@quiz"], by["C>B@quiz"]
+    w = df.pivot_table(index=["template", "fewshot"], columns="model", values="score")
+    for ans, (a, b) in ((ab, ("A", "B")), (cb, ("C", "B"))):
+        d = (w[a] - w[b]).to_numpy()
+        t = stats.ttest_1samp(d, 0.0)
+        ci = t.confidence_interval(0.95)
+        assert ans.frequentist["estimate"] == pytest.approx(d.mean())
+        assert ans.frequentist["lower"] == pytest.approx(ci.low) and ans.frequentist["upper"] == pytest.approx(ci.high)
+        assert ans.frequentist["p_value"] == pytest.approx(min(1.0, t.pvalue) if d.mean() > 0 else 1.0)
+    assert ab.frequentist["p_value"] < 1e-4
+    assert ab.verdict == "supported" and ab.perturbation["configuration"]["budget"] == 0
+    # C beats B in 2 of 6 configurations, on average it loses: unsupported; the 4 reversals are the witnesses
+    assert cb.verdict == "unsupported" and cb.frequentist["estimate"] < 0
+    acts = cb.perturbation["configuration"]["actions"]
+    assert cb.perturbation["configuration"]["budget"] == 4 and len(acts) == 4
+    assert sorted(a["difference"] for a in acts) == pytest.approx([-0.03] * 4)
+    assert all("fewshot=0" not in a["config"] for a in acts)
+    validate(json.loads(rep.to_json()), "review")
+
+
+def test_grid_section_equals_the_configflip_command(grid_csv, tmp_path):
+    path, _ = grid_csv
+    rep = review(path, fast=True, claims=["A>B"])
+    out = tmp_path / "cf.json"
+    assert main(["configflip", str(path), "--axes", "template,fewshot", "--n-items-col", "n_items",
+                 "--json", str(out)]) == 0
+    cmd = pd.DataFrame(json.loads(out.read_text())["benchmarks"]["quiz"]["pairs"])
+    mine = pd.DataFrame(next(s for s in rep.sections if s.key == "flips").data["pairs"])
+    key = ["player_a", "player_b"]
+    merged = mine.merge(cmd, on=key, suffixes=("", "_cmd"))
+    assert len(merged) == 3
+    np.testing.assert_allclose(merged["rho_flip"], merged["rho_flip_cmd"])
+    assert (merged["n_plus"] == merged["n_plus_cmd"]).all() and (merged["n_minus"] == merged["n_minus_cmd"]).all()
+
+
+@pytest.fixture(scope="module")
+def confidence_csv(tmp_path_factory):
+    """800 items: verbal confidence calibrated (P(correct) = verbal), token probability overconfident
+    (token = verbal pushed towards 1), so CE(verbal) < CE(token) by construction."""
+    rng = np.random.default_rng(11)
+    verbal = rng.uniform(0.3, 0.95, 800)
+    correct = (rng.random(800) < verbal).astype(int)
+    token = np.clip(verbal + 0.6 * (1 - verbal), 0, 0.999)
+    df = pd.DataFrame({"correct": correct, "verbal": verbal.round(3), "token": token.round(4), "model": "m",
+                       "dataset": "d", "provenance": "self_generated", "scored_answer": "generated",
+                       "readout": "T1", "context": "bare"})
+    path = tmp_path_factory.mktemp("conf") / "records.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_confidence_claim_on_known_truth_equals_the_calibration_command(confidence_csv, tmp_path):
+    rep = review(confidence_csv, fast=True)
+    assert rep.kind == "confidence" and len(rep.claims) == 1
+    c = rep.claims[0]
+    assert c.verdict == "supported" and c.frequentist["upper"] < 0
+    frame = pd.read_csv(confidence_csv)
+    mine = {r["estimator"]: r for r in next(s for s in rep.sections if s.key == "gaps").data["gaps"]}
+
+    def ece(conf, y, bins=10):  # equal-width, right-closed bins on [0, 1], by hand
+        idx = np.clip(np.ceil(conf * bins).astype(int) - 1, 0, bins - 1)
+        return sum(abs(y[idx == b].mean() - conf[idx == b].mean()) * (idx == b).mean() for b in range(bins) if (idx == b).any())
+
+    y = frame["correct"].to_numpy(float)
+    expected = ece(frame["verbal"].to_numpy(), y) - ece(frame["token"].to_numpy(), y)
+    assert c.frequentist["estimate"] == pytest.approx(expected, abs=1e-12)
+    assert mine["ece"]["gap"] == pytest.approx(expected, abs=1e-12)
+    cards = next(s for s in rep.sections if s.key == "protocol").data["cards"]
+    assert all(card["missing"] == "" for card in cards)  # every protocol field given in the records

@@ -1,0 +1,55 @@
+"""The judges report on the bundled LLMFAO panel (crowd, GPT-3.5, GPT-4): its HJA section equals
+`bayesrank hja`, and each claim's per-judge status equals a Bradley–Terry fit on that judge alone."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesrank.bt import BradleyTerry
+from bayesrank.cli import main
+from bayesrank.data import read_comparisons
+from bayesrank.datasets import path
+from bayesrank.review import review
+
+
+@pytest.fixture(scope="module")
+def panel_report():
+    return review("llmfao-panel", fast=True, claims=["top1", "GPT 4>GPT 3.5 Turbo", "GPT 3.5 Turbo>GPT 4"])
+
+
+def test_kind_is_detected_from_the_judge_column(panel_report):
+    assert panel_report.kind == "judges"
+    assert {s.key for s in panel_report.sections} >= {"judges", "claims_by_judge", "leaderboard"}
+
+
+def test_hja_section_equals_the_hja_command(panel_report, tmp_path):
+    out = tmp_path / "hja.json"
+    assert main(["hja", "llmfao-panel", "--rank", "1", "--json", str(out)]) == 0
+    cmd = json.loads(out.read_text())
+    cons = pd.DataFrame(cmd["consensus"]).set_index("player")
+    sec = next(s for s in panel_report.sections if s.key == "judges")
+    mine = pd.DataFrame(sec.data["consensus"]).set_index("player")
+    np.testing.assert_allclose(mine["hja_score"], cons.loc[mine.index, "score"], atol=1e-8)
+    np.testing.assert_allclose(mine["hja_lower"], cons.loc[mine.index, "lower"], atol=1e-8)
+    judges = pd.DataFrame(sec.data["judges"]).set_index("judge")
+    np.testing.assert_allclose(judges["gamma"], pd.DataFrame(cmd["judges"]).set_index("judge").loc[judges.index, "gamma"],
+                               atol=1e-8)
+
+
+def test_each_claim_under_each_judge_equals_a_fit_on_that_judge(panel_report):
+    sec = next(s for s in panel_report.sections if s.key == "claims_by_judge")
+    table = pd.DataFrame(sec.data["claims_by_judge"]).set_index("judge")
+    comps = read_comparisons(path("llmfao-panel"))
+    for judge in ("crowd", "gpt3", "gpt4"):
+        sub = comps.subset(np.asarray(comps.frame["judge"] == judge))
+        fit = BradleyTerry(sub).fit("mle")
+        c = fit.contrast("GPT 4", "GPT 3.5 Turbo")
+        expected = "holds, significant" if c.lower > 0 else "holds" if c.estimate > 0 else "does not hold"
+        assert table.loc[judge, "GPT 4>GPT 3.5 Turbo"] == expected
+        reverse = "holds, significant" if c.upper < 0 else "holds" if c.estimate < 0 else "does not hold"
+        assert table.loc[judge, "GPT 3.5 Turbo>GPT 4"] == reverse
+    # the two opposite claims never both hold under one judge
+    for _, row in table.iterrows():
+        assert not (row["GPT 4>GPT 3.5 Turbo"].startswith("holds") and row["GPT 3.5 Turbo>GPT 4"].startswith("holds"))
