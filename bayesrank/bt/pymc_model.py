@@ -202,10 +202,13 @@ def sample_nuts(
     """NUTS draws as an ArviZ ``DataTree`` with a ``log_likelihood`` group (one entry per pair)."""
     import pymc as pm
 
+    from bayesrank._multiprocessing import pymc_mp_ctx
+
     with model:
         kwargs = dict(
             draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=progressbar,
             nuts_sampler=sampler, cores=cores if cores is not None else min(chains, 2),
+            mp_ctx=pymc_mp_ctx(),  # forkserver once JAX's runtime started: forking it may deadlock
         )
         dt = pm.sample(**kwargs)
         if "log_likelihood" not in dt.children:

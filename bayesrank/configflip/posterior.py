@@ -202,9 +202,11 @@ class FlipPosterior:
         if sampler == "pymc":
             import pymc as pm
 
+            from bayesrank._multiprocessing import pymc_mp_ctx
+
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-                                  target_accept=target_accept, progressbar=progressbar,
+                                  target_accept=target_accept, progressbar=progressbar, mp_ctx=pymc_mp_ctx(),
                                   compute_convergence_checks=False)  # computed below, the package's one way
         else:
             import nutpie
