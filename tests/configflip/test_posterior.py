@@ -110,3 +110,44 @@ def test_dense_item_cube_has_the_same_log_density_as_the_indexed_likelihood():
     point = {k: v + rng.normal(0, 0.3, np.shape(v)) for k, v in dense.initial_point().items()}
     assert dense.compile_logp()(point) == pytest.approx(indexed.compile_logp()(point), rel=1e-12)
     assert "y_loglik" in dense.named_vars and "y" in indexed.named_vars
+
+
+@pytest.mark.slow
+def test_sampler_diagnostics_are_reported_and_equal_arviz(fits):
+    import arviz as az
+
+    _, _, res = fits["reversal"]
+    d, idata = res.diagnostics, res.idata
+    names = res.spec.diagnostic_vars()
+    assert d.kind == "sampler" and d.method.startswith("NUTS (nutpie")          # nutpie is the default sampler
+    rhat = max(float(np.max(az.rhat(idata, var_names=[v])[v])) for v in names)
+    ess_bulk = min(float(np.min(az.ess(idata, var_names=[v], method="bulk")[v])) for v in names)
+    ess_tail = min(float(np.min(az.ess(idata, var_names=[v], method="tail")[v])) for v in names)
+    div = int(idata["sample_stats"]["diverging"].sum())
+    assert (d.rhat_max, d.ess_bulk_min, d.ess_tail_min, d.divergences) == \
+        (pytest.approx(rhat), pytest.approx(ess_bulk), pytest.approx(ess_tail), div)
+    assert d.converged == (rhat <= 1.01 and min(ess_bulk, ess_tail) >= 200 and div == 0)
+    assert res.to_dict()["diagnostics"]["rhat_max"] == pytest.approx(rhat)
+
+
+@pytest.mark.slow
+def test_short_run_is_flagged_not_converged_in_result_cli_and_json(tmp_path, capsys):
+    import json
+
+    from bayesrank.cli import main
+    from bayesrank.protocol import validate
+
+    g, _ = null_grid()
+    path = tmp_path / "grid.csv"
+    g.data.to_csv(path, index=False)
+    out = tmp_path / "r.json"
+    rc = main(["configflip", str(path), "--axes", "template,decoding", "--n-items-col", "n_items",
+               "--posterior", "nuts", "--draws", "15", "--json", str(out)])
+    assert rc == 0                                   # a failed check warns, it does not fail the command
+    text = capsys.readouterr().out
+    assert "warning:" in text and "NOT converged" in text and "min bulk ESS" in text
+    res = json.loads(out.read_text())
+    validate(res, "configflip")
+    post = res["benchmarks"]["sim"]["posterior"]["diagnostics"]
+    assert post["kind"] == "sampler" and not post["converged"] and post["draws"] == 15 and post["chains"] == 2
+    assert post["ess_bulk_min"] < 200 and not res["diagnostics"]["converged"]
