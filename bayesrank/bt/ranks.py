@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bayesrank.bt.result import contrast_sd, point_rank, two_sided_z
 from bayesrank.errors import InputError
 from bayesrank.protocol import Diagnostics, Result
 
@@ -145,13 +146,6 @@ def prob_ahead(draws, players) -> pd.DataFrame:
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level}")
-
-
-def contrast_sd(cov) -> np.ndarray:
-    """(K, K) ``sd(θ̂_a − θ̂_b) = sqrt(Σ_aa + Σ_bb − 2Σ_ab)`` (0 on the diagonal)."""
-    c = np.asarray(cov, dtype=float)
-    v = np.diag(c)
-    return np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * c, 0, None))
 
 
 def gaussian_errors(cov, n_sim: int, seed: int) -> np.ndarray:
@@ -342,7 +336,7 @@ def pairwise_table(fit, players=None, level: float | None = None, draws=None) ->
     sd = sd_all[a, b]
     zval = diff / sd
     p = 2 * norm.sf(np.abs(zval))
-    zq = norm.ppf(0.5 + level / 2)
+    zq = two_sided_z(level)
     d = fit.draws if draws is None else draws
     if d is not None:
         d = np.asarray(d, dtype=float)[:, : len(names)]
@@ -464,8 +458,7 @@ class RankAnalysis(Result):
     @property
     def rank(self) -> np.ndarray:
         """Point rank by score: 1 + number of strictly higher scores."""
-        th = np.asarray(self.score)
-        return 1 + (th[None, :] > th[:, None]).sum(axis=1)
+        return point_rank(self.score)
 
     def tiers(self, adjust: str = "holm") -> pd.Series:
         order = [str(self.players[i]) for i in np.lexsort((self.players.astype(str), -self.score))]

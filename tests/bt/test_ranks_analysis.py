@@ -221,3 +221,27 @@ def test_arena_bootstrap_and_gaussian_rank_probabilities_agree(arena_counts):
     differ = int(((tb["rank_lower"] != tg["rank_lower"]) | (tb["rank_upper"] != tg["rank_upper"])).sum())
     print(f"simultaneous sets differ for {differ} of {len(tb)} players (critical values "
           f"{boot.simultaneous.critical_values[0]:.3f} bootstrap vs {gauss.simultaneous.critical_values[0]:.3f} Gaussian)")
+
+
+def test_style_controlled_fit_is_analysed_on_its_theta_block():
+    """A StyleFit's covariance covers (θ, β): the rank analysis must use the θ block only. The
+    unadjusted pairwise tests reproduce the fit's own rank_ci (1 + players significantly ahead)."""
+    from bayesrank.bt.style import StyleBT, simulate_style_battles
+
+    frame, theta, beta = simulate_style_battles(n_players=6, n_battles=4000, beta=(0.6,), seed=5)
+    fit = StyleBT(frame, style="s0_a:s0_b").fit("mle")
+    k = len(fit.players)
+    assert fit.cov.shape[0] > k  # β is in the covariance
+    ra = analyze_ranks(fit, n_sim=2000)
+    pairs = ra.pairs
+    cov = fit.cov[:k, :k]
+    idx = {p: i for i, p in enumerate(map(str, fit.players))}
+    for row in pairs.itertuples():
+        a, b = idx[row.player_a], idx[row.player_b]
+        assert row.sd == pytest.approx(np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b]), rel=1e-12)
+    ahead = {p: 0 for p in idx}
+    for row in pairs.itertuples():
+        if row.p_value < 1 - fit.level:
+            ahead[row.player_b] += 1
+    np.testing.assert_array_equal([1 + ahead[str(p)] for p in fit.players], fit.rank_ci)
+    validate(json.loads(ra.to_json()), "ranks")
