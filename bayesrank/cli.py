@@ -17,6 +17,7 @@ COMMANDS = {
     "review": ("bayesrank.review.cli", "the reviewer's report: claims -> verdicts with evidence (HTML, Markdown, JSON)"),
     "demo": ("bayesrank.demo", "leaderboard with CIs from every fit method on bundled data, and their agreement"),
     "fit": ("bayesrank.bt.cli", "fit a Bradley-Terry leaderboard with CIs"),
+    "ranks": ("bayesrank.bt.ranks_cli", "rank confidence sets (simultaneous, csranks), P(rank <= k), top-k sets, pairwise tiers"),
     "audit": ("bayesrank.influence.cli", "leaderboard perturbation audit (influence, verified greedy breaks, R scores)"),
     "hja": ("bayesrank.hja.cli", "heterogeneous judge-aware ranking (consensus, judge sensitivity, residual heterogeneity)"),
     "calibration": ("bayesrank.calibration.cli", "verbal vs token calibration gap with CIs, posterior and protocol card (spec 01)"),
