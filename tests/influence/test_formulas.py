@@ -5,7 +5,7 @@ import pytest
 
 from bayesrank.bt.mle import constrained_covariance, fit_newton
 from bayesrank.influence.actions import candidates
-from bayesrank.influence.objectives import CIObjective, ContrastVariance, SmoothTau, TopK, top1_gap
+from bayesrank.influence.objectives import CIObjective, ContrastVariance, PairMargin, SmoothTau, TopK, top1_gap
 from bayesrank.influence.state import chord_refit, refit
 
 
@@ -23,9 +23,16 @@ def _weight_derivative(state, cand, value, eps=1e-5):
     return np.array(out)
 
 
+def _pair(state, ci_aware):
+    """The claim "2nd-ranked is ahead of 5th-ranked" (point or CI-aware margin)."""
+    order = state.ranking()
+    return PairMargin(state, str(state.players[order[1]]), str(state.players[order[4]]), ci_aware=ci_aware)
+
+
 @pytest.mark.parametrize("make", [top1_gap, lambda s: SmoothTau(s), lambda s: CIObjective(s, None),
                                   lambda s: CIObjective(s, str(s.players[s.ranking()[0]])),
-                                  lambda s: TopK(s, 3, ci_aware=True)])
+                                  lambda s: TopK(s, 3, ci_aware=True), lambda s: _pair(s, False),
+                                  lambda s: _pair(s, True)])
 def test_first_order_equals_weight_derivative(nba, make):
     """−∇fᵀH⁻¹g_n (+ the d(H⁻¹)/dw term with the third derivative for CI objectives) equals the
     numerical derivative of the exactly refitted objective w.r.t. the match weight."""

@@ -6,7 +6,7 @@ from scipy.stats import spearmanr
 
 from bayesrank.influence.actions import candidates
 from bayesrank.influence.baselines import exact_deltas
-from bayesrank.influence.objectives import CIObjective, SmoothTau, top1_gap
+from bayesrank.influence.objectives import CIObjective, PairMargin, SmoothTau, top1_gap
 
 
 def _check(state, objective, cand, spearman_min=0.99, one_step_better=True):
@@ -84,3 +84,17 @@ def test_atp_ci_objectives_drops_and_adds(atp, sample):
     _check(st, CIObjective(st, None, "reduce", 0.5), adds)
     _check(st, CIObjective(st, leader, "reduce", 0.5), adds)
     _check(st, top1_gap(st), adds)
+
+
+@pytest.mark.parametrize("kind", ["drop", "flip", "add"])
+def test_llmfao_pair_claim_point_and_ci_aware(llmfao, kind, sample):
+    """pair:A>B (2nd vs 3rd player): the 1sN margin change against exact refits of 600 sampled
+    single actions, point mode and CI-aware (``θ_A − θ_B + z·sd``, sd from the refit's H⁻¹)."""
+    from bayesrank.influence.greedy import _state_for
+
+    st = _state_for(llmfao, kind)
+    order = st.ranking()
+    a, b = str(st.players[order[1]]), str(st.players[order[2]])
+    cand = sample(candidates(st, kind), 600, seed=7)
+    _check(st, PairMargin(st, a, b), cand, one_step_better=(kind != "flip"))
+    _check(st, PairMargin(st, a, b, ci_aware=True), cand, one_step_better=True)
