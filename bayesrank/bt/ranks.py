@@ -441,6 +441,7 @@ class RankAnalysis(Result):
     lower: np.ndarray
     upper: np.ndarray
     level: float
+    fit_level: float
     fit_method: str
     interval: str
     simultaneous: RankSets
@@ -487,6 +488,7 @@ class RankAnalysis(Result):
 
     def methods(self) -> dict:
         return {
+            "lower/upper": f"{self.interval} interval of the score at the fit's level {self.fit_level:.0%}",
             "rank": "position by point score (ties share the smaller rank)",
             "rank_lower/rank_upper": self.simultaneous.method,
             "marginal_rank_lower/marginal_rank_upper": self.marginal.method,
@@ -525,6 +527,7 @@ class RankAnalysis(Result):
             **self._envelope(),
             "fit_method": self.fit_method,
             "interval": self.interval,
+            "fit_level": float(self.fit_level),
             "level": float(self.level),
             "n_players": len(self.players),
             "rank_sets": {
@@ -606,7 +609,7 @@ def _draws_for(fit, draws, n_draws, seed):
 
 
 def analyze_ranks(
-    fit, level: float = 0.95, draws=None, *, critical: str = "auto", stepdown: bool = True, n_sim: int = 10_000,
+    fit, level: float | None = None, draws=None, *, critical: str = "auto", stepdown: bool = True, n_sim: int = 10_000,
     n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5,
 ) -> RankAnalysis:
     """Everything about ranks for one :class:`~bayesrank.bt.result.LeaderboardFit`.
@@ -614,7 +617,9 @@ def analyze_ranks(
     ``critical``: ``"gaussian"`` (``n_sim`` draws from N(0, Σ) with Σ = ``fit.cov``), ``"bootstrap"``
     (the fit's bootstrap replicates minus θ̂; needs a bootstrap fit) or ``"auto"`` (bootstrap for a
     bootstrap fit, else gaussian). ``draws`` for the rank distributions: given, else the fit's draws
-    (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂."""
+    (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂. ``level`` defaults to the
+    fit's; the fit's ``lower``/``upper`` stay at the fit's level (``fit_level`` in the output)."""
+    level = float(fit.level if level is None else level)
     _check_level(level)
     if critical not in ("auto", "gaussian", "bootstrap"):
         raise InputError(f"critical must be 'auto', 'gaussian' or 'bootstrap', got {critical!r}")
@@ -644,7 +649,8 @@ def analyze_ranks(
                                                                        f"{simul.n_errors} error draws"})
     return RankAnalysis(
         players=players, score=score, lower=np.asarray(fit.lower, dtype=float), upper=np.asarray(fit.upper, dtype=float),
-        level=level, fit_method=fit.method, interval=fit.interval, simultaneous=simul, marginal=marg,
+        level=level, fit_level=float(fit.level), fit_method=fit.method, interval=fit.interval,
+        simultaneous=simul, marginal=marg,
         rank_probs=probs, draw_intervals=intervals, draws_source=source, n_draws=len(d), top_k=top_k,
         top_sets=top_sets, pairs=pairs, diagnostics=diag,
         settings={"critical": critical, "stepdown": stepdown, "n_sim": n_sim, "n_draws": int(len(d)), "seed": seed},

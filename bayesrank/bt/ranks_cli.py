@@ -83,8 +83,9 @@ def run(args) -> int:
     bt = BradleyTerry(comps, ties=args.ties, level=args.level)
     t0 = time.perf_counter()
     with out.status(f"fitting ({args.method}) and computing rank sets..."):
+        extra = {"ppc": False, "loo": False} if args.method == "nuts" else {}  # `bayesrank fit` runs those checks
         fit = bt.fit(args.method, n_boot=args.n_boot, seed=args.seed, draws=args.draws, tune=args.tune,
-                     chains=args.chains)
+                     chains=args.chains, **extra)
         ra = analyze_ranks(fit, level=args.level, critical=args.critical, stepdown=not args.single_step,
                            n_sim=args.n_sim, seed=args.seed, top_k=top_k)
     elapsed = time.perf_counter() - t0

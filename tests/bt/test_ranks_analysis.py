@@ -140,6 +140,14 @@ def test_analysis_of_an_mle_fit(mle_fit):
     assert [p["player"] for p in data["players"]] == list(t["player"])
     assert data["pairwise"]["n_pairs"] == 15
     assert "rank" in ra.summary()
+    assert data["level"] == data["fit_level"] == 0.95
+    # a lower analysis level: the fit's intervals stay at 0.95, the sets can only shrink
+    ra90 = analyze_ranks(mle_fit, level=0.9, seed=1)
+    t90 = ra90.table()
+    assert ra90.to_dict()["fit_level"] == 0.95 and ra90.level == 0.9
+    np.testing.assert_array_equal(t90["lower"], t["lower"])
+    assert (t90["rank_lower"] >= t["rank_lower"]).all() and (t90["rank_upper"] <= t["rank_upper"]).all()
+    assert ra90.simultaneous.critical_values[0] < ra.simultaneous.critical_values[0]
 
 
 def test_analysis_of_a_bootstrap_fit_uses_bootstrap_critical_values(boot_fit):
