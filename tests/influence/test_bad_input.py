@@ -51,3 +51,28 @@ def test_cli_json_not_broken_within_budget(tmp_path):
     assert main(["audit", "sports/nba_games_2023_24_tidy.csv", "--actions", "drop", "--budget", "2", "--json", str(out)]) == 0
     d = json.loads(out.read_text())["audits"]["drop"]
     assert d["broken"] is False and d["budget"] is None and d["fraction"] is None and d["verified"] is False
+
+
+def test_bad_pair_claims_and_flags(nba):
+    from bayesrank.influence import audit
+
+    order = nba.ranking()
+    first, second = str(nba.players[order[0]]), str(nba.players[order[1]])
+    with pytest.raises(InputError, match="does not hold on the data"):
+        parse_objective(f"pair:{second}>{first}", nba)
+    with pytest.raises(InputError, match="unknown player"):
+        parse_objective(f"pair:{first}>Nobody FC", nba)
+    with pytest.raises(InputError, match="itself"):
+        parse_objective(f"{first}>{first}", nba)
+    with pytest.raises(InputError, match="ci-aware applies"):
+        audit(nba, "tau", "flip", ci_aware=True)
+    with pytest.raises(InputError, match="level must be in"):
+        audit(nba, "top1", "flip", ci_aware=True, level=1.5)
+    with pytest.raises(InputError, match="min_matches"):
+        audit(nba, "top1", "flip", min_matches=3)
+
+
+def test_cli_bad_pair_claim_is_one_line(capsys):
+    assert main(["audit", "sports/nba_games_2023_24_tidy.csv", "--objective", "pair:Utah Jazz>Boston Celtics"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not hold on the data" in err[0]
