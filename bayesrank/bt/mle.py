@@ -13,6 +13,7 @@ Everything is batched over a leading replicate axis, so bootstrap refits run as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.linalg import null_space
@@ -22,11 +23,15 @@ from bayesrank.data.aggregate import PairCounts, comparison_graph
 from bayesrank.errors import NoFiniteEstimateError
 
 
+@lru_cache(maxsize=32)
 def constraint_basis(k: int, n_extra: int = 0) -> np.ndarray:
-    """Orthonormal basis (P × P−1) of ``{φ : Σ_{i≤K} φ_i = 0}``, ``P = K + n_extra``."""
+    """Orthonormal basis (P × P−1) of ``{φ : Σ_{i≤K} φ_i = 0}``, ``P = K + n_extra`` (cached, read-only:
+    audits and bootstraps ask for the same basis hundreds of times)."""
     c = np.zeros((1, k + n_extra))
     c[0, :k] = 1.0
-    return null_space(c)
+    q = null_space(c)
+    q.setflags(write=False)
+    return q
 
 
 def _assemble(ii, jj, k, n_extra, per_pair):

@@ -70,6 +70,16 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
     ``budget``: the audits' action budget (default 5% of the comparisons).
     """
+    from bayesrank.blas import single_blas_thread
+
+    with single_blas_thread():
+        return _review(data, kind=kind, claims=claims, judge_col=judge_col, level=level, fragile_below=fragile_below,
+                       fast=fast, seed=seed, budget=budget, format=format, exclude_invalid=exclude_invalid,
+                       command=command, progress=progress, **options)
+
+
+def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, budget, format, exclude_invalid,
+            command, progress, **options):
     from bayesrank.datasets import resolve
 
     if not 0 < level < 1:
