@@ -148,7 +148,7 @@ class BattleData:
             y=np.concatenate([self.y, np.atleast_1d(y).astype(float)]),
             freq=np.concatenate([self.freq, np.atleast_1d(freq).astype(float)]),
             weight=np.concatenate([self.weight, np.atleast_1d(weight).astype(float)]),
-            X=np.vstack([self.X, np.atleast_2d(X).reshape(-1, self.n_features)]),
+            X=np.vstack([self.X, np.asarray(X, dtype=float).reshape(len(np.atleast_1d(y)), self.n_features)]),
             cluster=None if self.cluster is None else np.concatenate(
                 [self.cluster, self.cluster.max() + 1 + np.arange(len(np.atleast_1d(y)))]),
         )

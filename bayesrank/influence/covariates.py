@@ -1,0 +1,426 @@
+"""Perturbation audits of the style-controlled (covariate-adjusted) Bradley–Terry model.
+
+Battles with covariates do not aggregate to pair counts, so every action acts on one *row* ``n``
+(a battle, with its pair, outcome and style features ``d_n``), ``m`` times:
+
+- ``drop``  remove m of the row's battles (frequency ``f_n → f_n − m``);
+- ``flip``  reverse m of its outcomes (``y → 1 − y``; ties have no reverse), covariates kept;
+- ``add``   add m copies of the battle (same pair, same covariates) with the outcome chosen by the
+            actor (player a wins, or player b wins): "all outcomes" restricted to observed battles.
+
+With ``x_n = (e_a − e_b, d_n)``, ``h_n = H⁻¹x_n``, ``a_n = x_nᵀH⁻¹x_n`` (H⁻¹ on the sum-to-zero space)
+and the per-battle score ``s = v(σ(η) − y)`` and curvature ``c = vσ(η)(1 − σ(η))``, an action changes
+the loss gradient at φ̂ by ``G x_n`` and the Hessian by ``C x_n x_nᵀ``:
+
+    drop:  G = −m s,          C = −m c
+    flip:  G = m v (2y − 1),  C = 0                 (the curvature does not depend on y)
+    add:   G = m v (σ − y'),  C = m v c             (y' = 1: a wins, 0: b wins)
+
+    first order (influence function):  Δφ = −G h_n
+    one-step Newton (1sN):             Δφ = −G h_n / (1 + C a_n)     (Sherman–Morrison)
+
+For a single drop, ``1/(1 − m c a)`` is the leverage correction. An objective is evaluated at
+``θ̂ + Δθ``. The greedy audit (as :mod:`bayesrank.influence.greedy` for plain BT) ranks rows by the
+1sN change of the objective per battle, acts on the best row (the smallest m the 1sN predicts to
+break, capped), refits **exactly** (row-level Newton, warm start), and repeats; when the property
+breaks, the last step is trimmed by bisection on exact refits and the final data are refitted from
+a **cold start** (``verified``). Budgets count battles; a budget that runs out is reported as not
+broken.
+
+Objective: the top-k gap ``f = min_{a ∈ S, b ∉ S} (θ_a − θ_b)`` (``S`` = the reference top-k;
+k = 1 is "who is #1"), broken iff ``f < −10⁻⁹`` (an exact tie is not a change).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.bt.mle import constrained_covariance
+from bayesrank.bt.style import BattleData, loss_terms, newton
+from bayesrank.errors import InputError, NoFiniteEstimateError
+from bayesrank.protocol import Diagnostics, Result
+
+ACTIONS = ("drop", "flip", "add")
+TIE_TOL = 1e-9
+
+
+# ---------------------------------------------------------------------------------------- state
+@dataclass
+class StyleState:
+    """A fitted style-controlled BT: φ̂ = (θ̂, β̂), Hessian H and H⁻¹ (sum-to-zero)."""
+
+    data: BattleData
+    params: np.ndarray
+    hessian: np.ndarray
+    ridge: float = 0.0
+    beta_ridge: float = 0.0
+    converged: bool = True
+    gradient_norm: float = 0.0
+    hinv: np.ndarray = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.hinv is None:
+            self.hinv = constrained_covariance(self.hessian, self.data.n_players, self.data.n_features)
+
+    @classmethod
+    def fit(cls, data: BattleData, ridge: float = 0.0, beta_ridge: float = 0.0, start=None) -> "StyleState":
+        res = newton(data, start=start, ridge=ridge, beta_ridge=beta_ridge, tol=1e-11)
+        return cls(data, res.params, res.hessian, ridge, beta_ridge, bool(res.converged and np.all(np.isfinite(res.params))),
+                   res.gradient_norm)
+
+    @property
+    def n_players(self) -> int:
+        return self.data.n_players
+
+    @property
+    def players(self) -> np.ndarray:
+        return self.data.players
+
+    @property
+    def theta(self) -> np.ndarray:
+        return self.params[: self.n_players]
+
+    def ranking(self) -> np.ndarray:
+        return np.argsort(-self.theta, kind="stable")
+
+    def hx(self, rows: np.ndarray) -> np.ndarray:
+        """``H⁻¹ x_n`` for rows, one per row: (n, K+p) (H⁻¹ is symmetric: row gathers)."""
+        d, k = self.data, self.n_players
+        out = self.hinv[d.i[rows]] - self.hinv[d.j[rows]]
+        if d.n_features:
+            out += d.X[rows] @ self.hinv[k:]
+        return out
+
+    def per_battle(self, rows: np.ndarray):
+        """(σ(η_n), score s_n = v(σ − y), curvature c_n = vσ(1 − σ)) per battle of each row."""
+        eta, p, _ = loss_terms(self.data, self.params)
+        v = self.data.weight[rows]
+        return p[rows], v * (p[rows] - self.data.y[rows]), v * p[rows] * (1 - p[rows])
+
+
+# ---------------------------------------------------------------------------------------- objective
+class TopKGap:
+    """Top-k membership gap ``min_{a ∈ S, b ∉ S} (θ_a − θ_b)`` against the reference top-k ``S``."""
+
+    def __init__(self, state: StyleState, k: int = 1):
+        if not isinstance(k, (int, np.integer)) or not 1 <= k < state.n_players:
+            raise InputError(f"k must be an integer in 1..{state.n_players - 1}, got {k!r}")
+        self.k = int(k)
+        self.in_set = np.zeros(state.n_players, bool)
+        self.in_set[state.ranking()[: self.k]] = True
+        self.reference_top = [str(p) for p in state.players[self.in_set]]
+        self.name = f"top{self.k}"
+
+    def values(self, thetas: np.ndarray) -> np.ndarray:
+        """Gap for each column of ``thetas`` (K, n)."""
+        return thetas[self.in_set].min(axis=0) - thetas[~self.in_set].max(axis=0)
+
+    def value(self, theta: np.ndarray) -> float:
+        return float(self.values(theta[:, None])[0])
+
+    def broken(self, theta: np.ndarray) -> bool:
+        return self.value(theta) < -TIE_TOL
+
+
+# ---------------------------------------------------------------------------------------- candidates
+@dataclass
+class Candidates:
+    """Candidate actions: row, new outcome (add/flip), capacity (battles), per-battle G and C."""
+
+    kind: str
+    row: np.ndarray
+    y_new: np.ndarray
+    capacity: np.ndarray
+    g: np.ndarray
+    c: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+def candidates(state: StyleState, kind: str) -> Candidates:
+    """Every row-level action of ``kind`` on the current data (see the module docstring)."""
+    if kind not in ACTIONS:
+        raise InputError(f"unknown action {kind!r}; expected one of {ACTIONS}")
+    d = state.data
+    rows = np.flatnonzero(d.freq > 0)
+    p, s, c = state.per_battle(rows)
+    v = d.weight[rows]
+    if kind == "drop":
+        return Candidates(kind, rows, d.y[rows], d.freq[rows], -s, -c)
+    if kind == "flip":
+        ok = d.y[rows] != 0.5
+        rows, p, v = rows[ok], p[ok], v[ok]
+        y = d.y[rows]
+        return Candidates(kind, rows, 1.0 - y, d.freq[rows], v * (2 * y - 1), np.zeros(len(rows)))
+    both = np.concatenate([rows, rows])
+    y_new = np.concatenate([np.ones(len(rows)), np.zeros(len(rows))])
+    pp, vv, cc = np.concatenate([p, p]), np.concatenate([v, v]), np.concatenate([c, c])
+    return Candidates(kind, both, y_new, np.full(len(both), np.inf), vv * (pp - y_new), cc)
+
+
+def predicted_params(state: StyleState, cand: Candidates, m=1.0, order: str = "1sN", idx=None) -> np.ndarray:
+    """Predicted φ after ``m`` applications of each candidate, one row each ((n, K+p)): first order or 1sN."""
+    sel = np.arange(len(cand)) if idx is None else np.atleast_1d(idx)
+    rows = cand.row[sel]
+    h = state.hx(rows)
+    m = np.broadcast_to(np.asarray(m, dtype=float), (len(sel),))
+    g = m * cand.g[sel]
+    if order == "first":
+        scale = -g
+    elif order == "1sN":
+        d, k = state.data, state.n_players
+        a = h[np.arange(len(rows)), d.i[rows]] - h[np.arange(len(rows)), d.j[rows]]  # x_nᵀ H⁻¹ x_n
+        if d.n_features:
+            a = a + np.einsum("nf,nf->n", h[:, k:], d.X[rows])
+        scale = -g / (1 + m * cand.c[sel] * a)
+    else:
+        raise InputError(f"order must be 'first' or '1sN', got {order!r}")
+    return state.params[None, :] + scale[:, None] * h
+
+
+def predicted_change(state: StyleState, objective: TopKGap, cand: Candidates, m=1.0, order: str = "1sN",
+                     chunk: int = 4096) -> np.ndarray:
+    """Predicted change of the objective for ``m`` applications of every candidate."""
+    f0 = objective.value(state.theta)
+    out = np.empty(len(cand))
+    k = state.n_players
+    m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+    for lo in range(0, len(cand), chunk):
+        sl = np.arange(lo, min(len(cand), lo + chunk))
+        out[sl] = objective.values(predicted_params(state, cand, m[sl], order, sl)[:, :k].T) - f0
+    return out
+
+
+def apply(data: BattleData, cand: Candidates, idx: int, m: float) -> BattleData:
+    """The data after ``m`` applications of candidate ``idx``."""
+    n = int(cand.row[idx])
+    if cand.kind == "drop":
+        freq = data.freq.copy()
+        freq[n] -= m
+        return data.with_rows(freq=freq)
+    if cand.kind == "flip" and m >= data.freq[n]:
+        y = data.y.copy()
+        y[n] = cand.y_new[idx]
+        return data.with_rows(y=y)
+    out = data
+    if cand.kind == "flip":
+        freq = data.freq.copy()
+        freq[n] -= m
+        out = data.with_rows(freq=freq)
+    added = out.append(data.i[n], data.j[n], cand.y_new[idx], m, data.X[n], data.weight[n])
+    if data.raw is not None:
+        added = added.with_rows(raw=None)
+    return added
+
+
+# ---------------------------------------------------------------------------------------- audit
+@dataclass
+class StyleAudit(Result):
+    """Greedy audit of one objective × one action type on the style-controlled model."""
+
+    schema = "style_audit"
+
+    objective: str
+    action: str
+    model: str
+    broken: bool
+    verified: bool
+    budget: int | None
+    budget_limit: int
+    n_comparisons: float
+    reference_top: list
+    final_top: list
+    initial_value: float
+    final_value: float
+    reason: str
+    actions: pd.DataFrame
+    curve: pd.DataFrame
+    n_refits: int
+    seconds: float
+    diagnostics: Diagnostics
+    final_theta: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def fraction(self) -> float | None:
+        return None if self.budget is None else self.budget / self.n_comparisons
+
+    def table(self) -> pd.DataFrame:
+        return self.actions
+
+    def summary(self) -> str:
+        head = (f"{self.model}: {self.objective} audit with {self.action} actions — "
+                + (f"BROKEN by {self.budget} battles ({self.fraction:.3%} of {self.n_comparisons:g}); "
+                   f"verified by a cold-start refit: {self.verified}" if self.broken else
+                   f"not broken ({self.reason})"))
+        lines = [head, f"reference top: {self.reference_top} → after: {self.final_top}", self.diagnostics.line()]
+        if len(self.actions):
+            lines.append(self.actions.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {
+            **self._envelope(), "objective": self.objective, "action": self.action, "model": self.model,
+            "broken": bool(self.broken), "verified": bool(self.verified), "budget": self.budget,
+            "fraction": self.fraction, "budget_limit": int(self.budget_limit), "n_comparisons": self.n_comparisons,
+            "reference_top": list(self.reference_top), "final_top": list(self.final_top),
+            "initial_value": self.initial_value, "final_value": self.final_value, "reason": self.reason,
+            "n_refits": int(self.n_refits), "seconds": self.seconds,
+            "actions": self.actions.to_dict(orient="records"), "curve": self.curve.to_dict(orient="records"),
+        }
+
+    def plot(self, ax=None, **kwargs):
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(5, 3.5))
+        else:
+            fig = ax.figure
+        ax.plot(self.curve["budget"], self.curve["refit"], "o-", label="exact refit")
+        ax.plot(self.curve["budget"], self.curve["predicted"], "x--", label="1sN prediction")
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.set_xlabel(f"battles ({self.action})")
+        ax.set_ylabel(f"{self.objective} gap (logit)")
+        ax.legend(fontsize=8)
+        return fig
+
+
+def _refit(state: StyleState, data: BattleData, start=None) -> StyleState:
+    return StyleState.fit(data, state.ridge, state.beta_ridge, start=state.params if start is None else start)
+
+
+def _choose_m(state, objective, cand, idx, cap) -> float:
+    """Smallest integer m ≤ cap that the 1sN predicts to break (doubling, then bisection); else cap."""
+    def breaks(m):
+        return objective.values(predicted_params(state, cand, m, "1sN", idx)[:, : state.n_players].T)[0] < -TIE_TOL
+
+    if cap <= 1:
+        return float(cap)
+    m = 1.0
+    while m < cap and not breaks(m):
+        m = min(cap, 2 * m)
+    if not breaks(m):
+        return float(cap)
+    lo, hi = (m / 2 if m > 1 else 0.0), m
+    while hi - lo > 1:
+        mid = np.floor((lo + hi) / 2)
+        lo, hi = (lo, mid) if breaks(mid) else (mid, hi)
+    return float(hi)
+
+
+def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
+                step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT") -> StyleAudit:
+    """Greedy influence-ranked audit of the top-k set with ``kind`` actions, verified by exact
+    refits (see the module docstring). ``budget`` defaults to 5% of the battles; ``step_cap`` (the
+    most battles one step may act on) to 0.2% of them (at least 1)."""
+    t0 = time.perf_counter()
+    if not state.converged:
+        raise NoFiniteEstimateError("the reference fit did not converge; cannot audit it")
+    n_total = state.data.n_comparisons
+    budget = int(max(1, np.ceil(0.05 * n_total))) if budget is None else int(budget)
+    step_cap = int(max(1, np.ceil(0.002 * n_total))) if step_cap is None else int(step_cap)
+    if budget < 1 or step_cap < 1:
+        raise InputError("budget and step_cap must be positive numbers of battles")
+    objective = TopKGap(state, k)
+    f0 = objective.value(state.theta)
+    st, used, n_refits, broken, reason = state, 0.0, 0, False, ""
+    curve = [{"budget": 0.0, "predicted": f0, "refit": f0}]
+    log = []
+    for _ in range(max_steps):
+        if used >= budget:
+            reason = f"not broken within budget ({budget} battles)"
+            break
+        cand = candidates(st, kind)
+        if len(cand) == 0:
+            reason = "no candidate actions left"
+            break
+        score = predicted_change(st, objective, cand)
+        best = int(np.argmin(score))
+        if not score[best] < 0:
+            reason = "no remaining action moves the top-k gap towards a break (not broken)"
+            break
+        room = float(min(budget - used, step_cap, cand.capacity[best]))
+        m = _choose_m(st, objective, cand, best, room)
+        predicted = curve[-1]["refit"] + float(predicted_change(st, objective, Candidates(
+            kind, cand.row[[best]], cand.y_new[[best]], cand.capacity[[best]], cand.g[[best]], cand.c[[best]]), m)[0])
+        new_data = apply(st.data, cand, best, m)
+        new = _refit(st, new_data)
+        n_refits += 1
+        if not new.converged:
+            reason = "an action left no finite estimate (stopped)"
+            break
+        prev, prev_used = st, used
+        st, used = new, used + m
+        val = objective.value(st.theta)
+        curve.append({"budget": used, "predicted": predicted, "refit": val})
+        step = (best, m)
+        if objective.broken(st.theta):
+            broken = True
+            if m > 1:  # trim: shortest prefix of this step that still breaks (exact refits)
+                lo, hi = 0.0, m
+                while hi - lo > 1:
+                    mid = np.floor((lo + hi) / 2)
+                    trial = _refit(prev, apply(prev.data, cand, best, mid))
+                    n_refits += 1
+                    lo, hi = (lo, mid) if trial.converged and objective.broken(trial.theta) else (mid, hi)
+                if hi < m:
+                    st = _refit(prev, apply(prev.data, cand, best, hi))
+                    n_refits += 1
+                    used = prev_used + hi
+                    step = (best, hi)
+                    curve[-1].update(budget=used, refit=objective.value(st.theta))
+            log.append(_action_row(prev, cand, *step))
+            reason = "broken"
+            break
+        log.append(_action_row(prev, cand, *step))
+    else:
+        reason = f"stopped after {max_steps} greedy steps (not broken)"
+    verified, final_theta = False, st.theta
+    diag = Diagnostics.optimizer("refit", st.converged, st.gradient_norm, status="converged" if st.converged else "failed")
+    if broken:
+        cold = StyleState.fit(st.data, st.ridge, st.beta_ridge, start=None)
+        n_refits += 1
+        verified = bool(cold.converged and objective.broken(cold.theta))
+        final_theta = cold.theta
+        diag = Diagnostics.optimizer("cold-start refit", cold.converged, cold.gradient_norm,
+                                     status="converged" if cold.converged else "failed")
+    top = np.argsort(-final_theta, kind="stable")[: objective.k]
+    return StyleAudit(
+        objective=objective.name, action=kind, model=model, broken=broken, verified=verified,
+        budget=int(round(used)) if broken else None, budget_limit=budget, n_comparisons=n_total,
+        reference_top=objective.reference_top, final_top=[str(p) for p in state.players[top]], initial_value=f0,
+        final_value=objective.value(final_theta), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
+        n_refits=n_refits, seconds=time.perf_counter() - t0, diagnostics=diag, final_theta=final_theta,
+    )
+
+
+def _action_row(state: StyleState, cand: Candidates, idx: int, m: float) -> dict:
+    d = state.data
+    n = int(cand.row[idx])
+    rec = {"kind": cand.kind, "row": n, "player_a": str(d.players[d.i[n]]), "player_b": str(d.players[d.j[n]]),
+           "y": float(d.y[n]), "count": float(m)}
+    if cand.kind != "drop":
+        rec["y_new"] = float(cand.y_new[idx])
+    for f, name in enumerate(d.features):
+        rec[name] = float(d.X[n, f])
+    return rec
+
+
+def _actions_frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["kind", "row", "player_a", "player_b", "y", "count"])
+
+
+def row_influence(state: StyleState, kind: str = "drop", k: int = 1, order: str = "1sN") -> pd.DataFrame:
+    """Predicted change of the top-k gap for one application of every candidate action (one row
+    per candidate), sorted from the most damaging."""
+    cand = candidates(state, kind)
+    objective = TopKGap(state, k)
+    delta = predicted_change(state, objective, cand, 1.0, order)
+    d = state.data
+    df = pd.DataFrame({"row": cand.row, "player_a": d.players[d.i[cand.row]], "player_b": d.players[d.j[cand.row]],
+                       "y": d.y[cand.row], "y_new": cand.y_new, "delta_gap": delta})
+    return df.sort_values("delta_gap", kind="stable").reset_index(drop=True)
