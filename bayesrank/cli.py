@@ -15,12 +15,12 @@ import sys
 # command -> (module whose register() adds it, one-line help shown by ``bayesrank --help``)
 COMMANDS = {
     "review": ("bayesrank.review.cli", "the reviewer's report: claims -> verdicts with evidence (HTML, Markdown, JSON)"),
-    "demo": ("bayesrank.demo", "leaderboard with CIs from every fit method on bundled data, and their agreement"),
+    "demo": ("bayesrank.demo", "the reviewer's report on a bundled leaderboard (every fit method; writes out/review.html)"),
     "fit": ("bayesrank.bt.cli", "fit a Bradley-Terry leaderboard with CIs"),
     "ranks": ("bayesrank.bt.ranks_cli", "rank confidence sets (simultaneous, csranks), P(rank <= k), top-k sets, pairwise tiers"),
     "audit": ("bayesrank.influence.cli", "leaderboard perturbation audit (influence, verified greedy breaks, R scores)"),
     "hja": ("bayesrank.hja.cli", "heterogeneous judge-aware ranking (consensus, judge sensitivity, residual heterogeneity)"),
-    "calibration": ("bayesrank.calibration.cli", "verbal vs token calibration gap with CIs, posterior and protocol card (spec 01)"),
+    "calibration": ("bayesrank.calibration.cli", "verbal vs token calibration gap with bootstrap CIs, paired posterior and protocol card (spec 01)"),
     "configflip": ("bayesrank.configflip.cli", "configuration-conditional rank instability (rho_flip, tau_R, orderings, ANOVA)"),
     "card": ("bayesrank.configflip.cli", "build a GRID disclosure card (JSON/YAML + Markdown) from harness outputs"),
 }
