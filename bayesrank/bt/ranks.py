@@ -461,6 +461,16 @@ class RankAnalysis(Result):
         """Point rank by score: 1 + number of strictly higher scores."""
         return point_rank(self.score)
 
+    def top_k_confidence_set(self, k: int) -> list[str]:
+        """Players that may be among the true top k at confidence ``level``: ``{a : rank_lower(a) ≤ k}``
+        from the simultaneous sets (csranks' ``cstaubest``). On the event that every true rank is in
+        its set, each true top-k player has ``rank_lower ≤ rank ≤ k``, so the true top-k set is
+        contained in this set with probability ≥ level. Best score first."""
+        if not 1 <= int(k) <= len(self.players):
+            raise InputError(f"k must be between 1 and {len(self.players)}, got {k}")
+        order = np.lexsort((self.players.astype(str), -self.score))
+        return [str(self.players[i]) for i in order if self.simultaneous.rank_lower[i] <= int(k)]
+
     def tiers(self, adjust: str = "holm") -> pd.Series:
         order = [str(self.players[i]) for i in np.lexsort((self.players.astype(str), -self.score))]
         return significance_tiers(self.pairs, order, 1 - self.level, adjust)
@@ -516,6 +526,10 @@ class RankAnalysis(Result):
             if len(sets):
                 best = sets.iloc[0]
                 head.append(f"  most probable top-{k} set: {', '.join(best['players'])} (P = {best['probability']:.3f})")
+        for k in (1, *self.top_k):
+            cs = self.top_k_confidence_set(k)
+            head.append(f"  may be in the true top {k} ({self.level:.0%} simultaneous): {len(cs)} players"
+                        + (f": {', '.join(cs)}" if len(cs) <= 12 else ""))
         shown = t if top is None else t.head(top)
         body = shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")
         return "\n".join(head + [body] + ([f"... {len(t) - top} more players"] if top is not None and len(t) > top else []))
@@ -556,6 +570,7 @@ class RankAnalysis(Result):
                                        for p, q in zip(sets["players"], sets["probability"])]}
                 for k, sets in self.top_sets.items()
             ],
+            "top_k_confidence_sets": [{"k": int(k), "players": self.top_k_confidence_set(k)} for k in (1, *self.top_k)],
             "pairwise": {
                 "n_pairs": len(self.pairs),
                 "alpha": float(1 - self.level),

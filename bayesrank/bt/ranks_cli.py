@@ -105,6 +105,10 @@ def run(args) -> int:
         if len(sets):
             best = sets.iloc[0]
             out.print(f"most probable top-{k} set (P = {best['probability']:.3f}): {', '.join(best['players'])}")
+    for k in (1, *ra.top_k):
+        cs = ra.top_k_confidence_set(k)
+        out.print(f"may be in the true top {k} ({args.level:.0%} simultaneous): {len(cs)} players"
+                  + (f": {', '.join(cs)}" if len(cs) <= 12 else ""))
     pw = ra.to_dict()["pairwise"]
     n = pw["n_significant"]
     out.print(f"{pw['n_pairs']} pairs; significant at {pw['alpha']:g}: Holm {n['holm']}, "

@@ -141,6 +141,9 @@ def test_analysis_of_an_mle_fit(mle_fit):
     assert data["pairwise"]["n_pairs"] == 15
     assert "rank" in ra.summary()
     assert data["level"] == data["fit_level"] == 0.95
+    for entry in data["top_k_confidence_sets"]:  # {a : rank_lower(a) ≤ k}, best first
+        assert entry["players"] == list(t.loc[t["rank_lower"] <= entry["k"], "player"])
+    assert [e["k"] for e in data["top_k_confidence_sets"]] == [1, 3]
     # a lower analysis level: the fit's intervals stay at 0.95, the sets can only shrink
     ra90 = analyze_ranks(mle_fit, level=0.9, seed=1)
     t90 = ra90.table()
