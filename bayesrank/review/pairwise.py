@@ -154,32 +154,17 @@ def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
 
 
 # ---------------------------------------------------------------------------------- perturbation
-def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None) -> dict:
-    """Smallest verified perturbation per action type (greedy influence audit + exact refit)."""
-    from bayesrank.influence.greedy import greedy_audit
-    from bayesrank.influence.objectives import parse_objective
+def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None, seed: int = 0) -> dict:
+    """Smallest verified perturbation per action type: ``bayesrank.influence.audit`` of the claim's
+    objective (greedy influence audit, every break confirmed by an exact cold-start refit). Each entry
+    carries the audit JSON's fields (budget, fraction, verified, actions, reason, ...)."""
+    from bayesrank.influence import audit
 
-    out = {}
-    try:
-        objective = parse_objective(claim.objective, state)
-    except Exception as err:  # noqa: BLE001 - recorded, not hidden: the claim has no audit
-        return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
-                    "reason": f"not audited: {err}"} for a in actions}
-    if objective.broken(state.theta, state.hinv):
+    if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
         return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
                     "reason": "the claim is false at the point estimate"} for a in actions}
-    for action in actions:
-        res = greedy_audit(state, objective, action, budget=budget)
-        out[action] = {
-            "broken": bool(res.broken),
-            "budget": res.budget,
-            "fraction": res.fraction,
-            "verified": bool(res.verified),
-            "budget_limit": res.budget_limit,
-            "reason": res.reason,
-            "actions": res.actions.to_dict(orient="records"),
-        }
-    return out
+    report = audit(state, objective=claim.objective, actions=actions, budget=budget, seed=seed)
+    return {action: report.audits[action].to_dict() for action in actions}
 
 
 def smallest_fraction(perturbation: dict) -> float | None:
@@ -215,7 +200,7 @@ def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: in
             progress(f"claim {claim.text}: intervals and audits", n, len(claims))
         freq = frequentist_answer(claim, fits, level, z, seed)
         bay = bayesian_answer(claim, bayes, default.score) if bayes is not None else None
-        pert = perturbation_answer(claim, state, budget=budget)
+        pert = perturbation_answer(claim, state, budget=budget, seed=seed)
         v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
                     smallest_fraction(pert), fragile_below)
         notes = []

@@ -24,8 +24,10 @@ def rule_text(level: float, fragile_below: float) -> str:
     return (f"supported: the frequentist test supports the claim at the {level:.0%} level (every contrast it needs "
             f"is significant by the pairwise-contrast rule) AND its posterior probability is at least {level:.2f} "
             f"AND no verified perturbation of fewer than {fragile_below:.2%} of the comparisons (drop, flip or add) "
-            f"overturns it. fragile: statistically supported, but such a perturbation exists (verified by an exact "
-            f"refit). unsupported: the frequentist or the Bayesian answer does not support it.")
+            f"overturns its point estimate (e.g. another player becomes #1). fragile: statistically supported, but "
+            f"such a perturbation exists (found by the greedy influence audit, so its size is an upper bound on the "
+            f"smallest one, and confirmed by an exact refit). unsupported: the frequentist or the Bayesian answer "
+            f"does not support it.")
 
 
 def verdict(frequentist_supported: bool, probability: float | None, level: float,
