@@ -27,19 +27,26 @@ def test_map_equals_ridge_mle_with_half_ties(llmfao):
     assert abs(fit.score.sum()) < 1e-10
 
 
-def test_davidson_map_matches_numpy_with_weak_tie_prior(llmfao):
-    bt = BradleyTerry(llmfao, ties="davidson", prior_sigma=1e3, tie_prior_sigma=1e3)
-    fit = bt.fit("laplace", draws=200)
-    params, hess, _ = BradleyTerry(llmfao, ties="davidson").mle()
-    k = len(fit.players)
-    np.testing.assert_allclose(fit.score, params[:k], atol=1e-4)
-    assert fit.extra["log_nu"] == pytest.approx(params[k], abs=1e-4)
-    cov = constrained_covariance(hess, k, 1)
-    np.testing.assert_allclose(np.sqrt(np.diag(fit.cov)), np.sqrt(np.diag(cov)), rtol=1e-3)
-    # Laplace draws are centred at the mode with the Laplace covariance
-    assert fit.draws.shape == (200, k + 1)
-    tree = fit.to_datatree()
-    assert set(tree.children) >= {"estimate", "posterior"}
+@pytest.mark.parametrize("ties", ["half", pytest.param("drop", marks=pytest.mark.slow), "davidson"])
+def test_flat_prior_limit_map_is_mle_and_laplace_is_fisher(llmfao, ties):
+    """The design card's claim in its flat-prior limit (issue 12.8): with a very wide prior
+    (σ = σ_λ = 1e4, i.e. a ridge of 1e-8) the PyMC MAP equals the unpenalised NumPy MLE and the
+    Laplace intervals equal the Fisher (observed-information) intervals, to 1e-6."""
+    flat = BradleyTerry(llmfao, ties=ties, prior_sigma=1e4, tie_prior_sigma=1e4)
+    lap = flat.fit("laplace", draws=200, seed=0)
+    mle = BradleyTerry(llmfao, ties=ties).fit("mle", ci="fisher")
+    assert lap.ties == mle.ties == ties and lap.diagnostics.converged and mle.diagnostics.converged
+    np.testing.assert_allclose(lap.score, mle.score, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(lap.lower, mle.lower, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(lap.upper, mle.upper, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(lap.cov, mle.cov, atol=1e-6, rtol=0)  # includes log ν for Davidson
+    if ties == "davidson":
+        assert lap.extra["log_nu"] == pytest.approx(mle.extra["log_nu"], abs=1e-6)
+    # the tolerance discriminates: the default prior (σ = 3, MAP = ridge-1/9 MLE) moves scores by far more
+    shrunk = BradleyTerry(llmfao, ties=ties, ridge=1 / 9).fit("mle", ci="fisher")
+    assert np.abs(shrunk.score - mle.score).max() > 1e-3
+    assert lap.draws.shape == (200, len(lap.players) + (ties == "davidson"))
+    assert set(lap.to_datatree().children) >= {"estimate", "posterior"}
 
 
 def test_laplace_covariance_is_inverse_hessian_by_finite_differences(llmfao):
@@ -67,27 +74,29 @@ def test_laplace_covariance_is_inverse_hessian_by_finite_differences(llmfao):
 
 
 @pytest.mark.slow
-def test_nuts_agrees_with_laplace_on_chatbot_arena():
-    """1.67M votes: the posterior is nearly Gaussian, so NUTS means/SDs must match Laplace
-    within Monte Carlo error; every draw satisfies the zero-sum constraint; diagnostics surfaced."""
+def test_nuts_diagnostics_on_chatbot_arena():
+    """NUTS diagnostics on the 1.67M-vote arena are the protocol's (R-hat, ESS, divergences over θ,
+    PPC and PSIS-LOO in ``extra``); the agreement of NUTS with Laplace is checked with the right
+    Monte Carlo errors in test_pymc_references.py::test_nuts_agrees_with_laplace_on_arena."""
     bt = BradleyTerry(path("arena/chatbotarena_20240814.json"), ties="half")
-    lap = bt.fit("laplace", draws=10)
     nuts = bt.fit("nuts", draws=300, tune=300, chains=2, seed=3)
-    th = nuts.draws
-    assert np.abs(th.sum(axis=1)).max() < 1e-8
     d = nuts.diagnostics
-    assert d["divergences"] == 0
-    assert d["rhat_max"] < 1.05
-    ess = d["ess_bulk_min"]
-    lap_sd = np.sqrt(np.diag(lap.cov))
-    z = (nuts.score - lap.score) / (lap_sd / np.sqrt(ess))
-    assert np.abs(z).max() < 5.0, np.abs(z).max()
-    np.testing.assert_allclose(th.std(axis=0, ddof=1), lap_sd, rtol=0.2)
-    assert np.median(np.abs(th.std(axis=0, ddof=1) / lap_sd - 1)) < 0.06
-    assert 0.0 <= d["ppc_share_outside_95"] < 0.15
-    assert d["loo_pareto_k_max"] < 1.0
+    # the protocol's sampler diagnostics over theta, recomputed here with ArviZ
+    import arviz as az
+
+    assert d.kind == "sampler" and d.chains == 2 and d.draws == 300
+    assert d.rhat_max == pytest.approx(float(np.asarray(az.rhat(nuts.idata, var_names=["theta"])["theta"]).max()))
+    assert d.ess_bulk_min == pytest.approx(float(np.asarray(az.ess(nuts.idata, var_names=["theta"])["theta"]).min()))
+    assert d.divergences == int(np.asarray(nuts.idata.sample_stats["diverging"]).sum())
+    assert d.converged == (d.rhat_max <= 1.01 and d.ess_bulk_min >= 200 and d.ess_tail_min >= 200 and d.divergences == 0)
+    # PPC: the binomial model fits the pair win rates (the share of pairs outside their central
+    # 95% replicated interval is ~5% under a correct model; half ties make it smaller)
+    assert d.extra["ppc"]["n_pairs"] == int((bt.counts.total > 0).sum())
+    assert d.extra["ppc"]["share_outside_95"] < 0.10
+    assert d.extra["loo"]["pareto_k_max"] < 1.0
     tree = nuts.to_datatree()
     assert {"posterior", "log_likelihood", "sample_stats", "estimate"} <= set(tree.children)
+    nuts.to_json()  # validated against the fit schema
 
 
 def test_half_tie_predictive_draws_compile_without_object_mode():
