@@ -3,8 +3,9 @@
 1. A 612-cell grid (3 models x 72 configurations x 3 benchmarks, 36 cells dropped -> unbalanced):
    all metrics (rho_flip, Property 1, tau_R, orderings) + Type-II ANOVA, timed; the ANOVA is compared
    with statsmodels' ols + anova_lm(typ=2) (time ratio and max |difference|).
-2. The hierarchical flip posterior on a 3-model x 72-configuration x 500-item grid (108,000 per-item
-   Bernoulli observations), 2 chains x 500 draws on 2 cores: wall time.
+2. The hierarchical flip posterior on a 3-player x 72-configuration x 500-item grid (108,000 per-item
+   Bernoulli observations), 2 chains x 500 draws on 2 cores, nutpie (default) and PyMC's NUTS side by
+   side: wall time, R-hat, bulk/tail ESS, ESS per second, divergences.
 3. Calibration of P(A > B | c) over repeated simulations with known truth: reliability table and
    Brier score of the hierarchical posterior vs the no-pooling twin vs the raw sign.
 
@@ -82,38 +83,46 @@ def bench_metrics_and_anova() -> None:
           f"{r.orderings_info['n_reachable']} orderings")
 
 
-def bench_posterior(sampler: str = "nutpie") -> None:
-    print("2. flip posterior: 3 models x 72 configurations x 500 items (per-item Bernoulli, item effects)")
+def bench_posterior(samplers=("nutpie", "pymc"), draws: int = 500) -> None:
+    """Spec-scale flip posterior, side by side per sampler at the same draws: wall time (build + compile +
+    sample), R-hat / bulk and tail ESS / divergences over eta and the hyper-parameters (the package's
+    one definition of converged), ESS per second, tree depth, and the verdicts."""
+    print("2. flip posterior: 3 players x 72 configurations x 500 items (per-item Bernoulli, item effects)")
     axes = {"template": AXES["template"], "decoding": AXES["decoding"], "fewshot": AXES["fewshot"],
             "scoring": AXES["scoring"]}
     g, truth = simulate_grid({"qwen": 0.3, "mistral": 0.2, "yi": 0.0}, axes, n_items=500, per_item=True, seed=5,
                              axis_effect_sd=0.2, interaction={("yi", "template", "cot"): 0.4})
-    print(f"   {len(g.items):,} observations; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"   {len(g.items):,} observations; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"{draws} tuning + {draws} draws x 2 chains on 2 cores")
     import resource
 
     def cpu():
         s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
-    t0, c0 = time.perf_counter(), cpu()
-    # nutpie (optional extra) with target_accept 0.95: tree depth ~5.7 instead of ~7 with PyMC's NUTS
-    res = FlipPosterior(g).fit(draws=500, tune=500, chains=2, cores=2, random_seed=0, nuts_sampler=sampler,
-                               target_accept=0.95 if sampler == "nutpie" else 0.9)
-    wall, cpu_s = time.perf_counter() - t0, cpu() - c0
-    ss = res.idata["sample_stats"]
-    print(f"   wall time (build + compile + sample 2x1000 iterations): {wall:.1f} s; CPU time {cpu_s:.1f} s "
-          f"(on an otherwise idle 2-core machine wall ~ CPU/2 for the sampling part); load average now "
-          f"{os.getloadavg()[0]:.1f}")
-    depth = ss["tree_depth"] if "tree_depth" in ss else ss["depth"]  # PyMC vs nutpie naming
-    print(f"   sampler {sampler}: divergences {int(ss['diverging'].sum())}, mean tree depth {float(depth.mean()):.2f}")
-    print(res.pair_summary()[["model_a", "model_b", "rho_flip_mean", "p_rho_flip_positive", "claims_reversal"]]
-          .to_string(index=False))
+    rows = []
+    for sampler in samplers:
+        t0, c0 = time.perf_counter(), cpu()
+        res = FlipPosterior(g).fit(draws=draws, tune=draws, chains=2, cores=2, random_seed=0, nuts_sampler=sampler)
+        wall, cpu_s = time.perf_counter() - t0, cpu() - c0
+        d = res.diagnostics
+        ss = res.idata["sample_stats"]
+        depth = ss["tree_depth"] if "tree_depth" in ss else ss["depth"]  # PyMC vs nutpie naming
+        ps = res.pair_summary().set_index(["player_a", "player_b"])
+        rows.append({"sampler": d.method, "wall_s": round(wall, 1), "cpu_s": round(cpu_s, 1),
+                     "rhat_max": round(d.rhat_max, 4), "ess_bulk_min": round(d.ess_bulk_min),
+                     "ess_tail_min": round(d.ess_tail_min), "ess_bulk_per_s": round(d.ess_bulk_min / wall, 1),
+                     "divergences": d.divergences, "mean_tree_depth": round(float(depth.mean()), 2),
+                     "converged": d.converged, "load_after": round(os.getloadavg()[0], 1),
+                     "rho_flip_mean(qwen,mistral)": round(ps.loc[("qwen", "mistral"), "rho_flip_mean"], 3),
+                     "claims_reversal": ",".join(f"{a}-{b}" for (a, b), r in ps.iterrows() if r.claims_reversal)})
+        print(f"   {d.line()}  [{wall:.1f} s]", flush=True)
+    print(pd.DataFrame(rows).to_string(index=False))
     t0 = time.perf_counter()
-    counts = FlipPosterior(g, use_items=False).fit(draws=500, tune=500, chains=2, cores=2, random_seed=0)
-    ss = counts.idata["sample_stats"]
-    print(f"   same grid, counts-only binomial model (216 cells): wall {time.perf_counter() - t0:.1f} s, "
-          f"mean tree depth {float(ss['tree_depth'].mean()):.2f}, divergences {int(ss['diverging'].sum())}")
-    print(counts.pair_summary()[["model_a", "model_b", "rho_flip_mean", "p_rho_flip_positive", "claims_reversal"]]
+    counts = FlipPosterior(g, use_items=False).fit(draws=draws, tune=draws, chains=2, cores=2, random_seed=0)
+    print(f"   same grid, counts-only binomial model (216 cells): wall {time.perf_counter() - t0:.1f} s; "
+          f"{counts.diagnostics.line()}")
+    print(counts.pair_summary()[["player_a", "player_b", "rho_flip_mean", "p_rho_flip_positive", "claims_reversal"]]
           .to_string(index=False))
 
 
@@ -128,10 +137,10 @@ def bench_calibration(repeats: int) -> None:
         g, truth = simulate_grid(ab, axes, n_items=300, per_item=False, seed=1000 + r, interaction=inter,
                                  axis_effect_sd=0.2)
         for method in ("nuts", "mle"):
-            pg = FlipPosterior(g).fit(method=method, draws=400, tune=400, chains=2, random_seed=r).p_greater()
+            pg = FlipPosterior(g).fit(method=method, draws=400, tune=400, chains=2, cores=2, random_seed=r).p_greater()
             for row in pg.itertuples():
                 rec.append({"method": method, "p": row.p_a_greater, "raw": float(row.observed_diff > 0),
-                            "truth": float(truth.loc[row.config, row.model_a] > truth.loc[row.config, row.model_b])})
+                            "truth": float(truth.loc[row.config, row.player_a] > truth.loc[row.config, row.player_b])})
     df = pd.DataFrame(rec)
     bins = [0, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1.0001]
     for method, d in df.groupby("method"):
@@ -144,11 +153,11 @@ def bench_calibration(repeats: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--skip-posterior", action="store_true")
-    ap.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc"), help="NUTS implementation for the spec-scale posterior")
+    ap.add_argument("--samplers", default="nutpie,pymc", help="NUTS implementations compared at spec scale")
     ap.add_argument("--repeats", type=int, default=10)
     a = ap.parse_args()
     bench_metrics_and_anova()
     if not a.skip_posterior:
-        bench_posterior(a.sampler)
+        bench_posterior(tuple(a.samplers.split(",")))
     if a.repeats:
         bench_calibration(a.repeats)

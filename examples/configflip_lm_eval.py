@@ -29,7 +29,7 @@ import pandas as pd  # noqa: E402
 from bayesrank import datasets  # noqa: E402
 from bayesrank.configflip import plots  # noqa: E402
 from bayesrank.configflip.analysis import analyze  # noqa: E402
-from bayesrank.configflip.anova import anova_type2, attribution_summary  # noqa: E402
+from bayesrank.configflip.attribution import run_anova  # noqa: E402
 from bayesrank.configflip.card import build_card, write_card  # noqa: E402
 from bayesrank.configflip.grid import EvalGrid  # noqa: E402
 from bayesrank.configflip.metrics import cross_harness_differences, scoring_path_sensitivity  # noqa: E402
@@ -71,16 +71,17 @@ def report(title: str, res, out) -> dict:
     out.rule(title)
     summary = {}
     for b, r in res.results.items():
-        cols = ["model_a", "model_b", "n_plus", "n_minus", "n_ties", "rho_flip", "strict_order_free"]
+        cols = ["player_a", "player_b", "n_plus", "n_minus", "n_ties", "rho_flip", "strict_order_free"]
         out.print(rich_table(r.pairs[r.pairs.rho_flip > 0][cols] if (r.pairs.rho_flip > 0).any() else r.pairs[cols].head(5),
                              title=f"{b}: pairs with a strict reversal (rho_flip > 0) — "
                                    f"{int((r.pairs.rho_flip > 0).sum())} of {len(r.pairs)} pairs"))
         out.print(f"  tau_R = {r.tau['tau_R']:.3f} over {r.tau['n_configs']} complete configurations; "
                   f"{r.orderings_info['n_reachable']} distinct orderings of {r.orderings_info['n_models']} models")
         out.print(rich_table(r.orderings[["ordering", "count"]], title=f"{b}: orderings"))
-        if r.anova is not None:
-            out.print(rich_table(r.anova[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
-                                 title=f"{b}: Type-II ANOVA (order {r.anova.attrs['max_order']})"))
+        for a in r.anovas:
+            out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
+                                 title=f"{b}: Type-II ANOVA {a.name} (order {a.table.attrs['max_order']}); "
+                                       f"residual = {a.residual_holds}"))
         summary[b] = {"max_rho_flip": float(r.pairs.rho_flip.max()), "tau_R": r.tau["tau_R"],
                       "n_orderings": r.orderings_info["n_reachable"], "attribution": r.attribution}
     return summary
@@ -105,11 +106,13 @@ def main(use_nuts: bool) -> None:
 
     # 3. pooled math family ANOVA: task as a block makes model x few-shot identifiable
     m = g_llama.data[g_llama.data.benchmark.isin(MATH)]
-    pooled = anova_type2(m, "score", ["model", "num_fewshot"], max_order=2, blocks=["benchmark"])
-    out.print(rich_table(pooled[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
-                         title="math_* (7 tasks pooled, task = block): model x few-shot ANOVA"))
-    result["math_pooled_anova"] = pooled
-    result["math_pooled_attribution"] = attribution_summary(pooled)
+    pooled = run_anova(m, ["model", "num_fewshot"], name="math pooled", role="execution", blocks=["benchmark"],
+                       max_order=2)
+    out.print(rich_table(pooled.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
+                         title="math_* (7 tasks pooled, task = block): player x few-shot ANOVA; "
+                               f"residual = {pooled.residual_holds}"))
+    result["math_pooled_anova"] = pooled.table
+    result["math_pooled_attribution"] = pooled.attribution
 
     # 4. scoring-path sensitivity: acc vs acc_norm (mathqa; MMLU's 57 subjects)
     sp = scoring_path_sensitivity(g_llama, "metric", "acc", "acc_norm")
@@ -142,10 +145,10 @@ def main(use_nuts: bool) -> None:
                         ("cross-family gsm8k", g_cross, "gsm8k")):
         fp = FlipPosterior(g, benchmark=b).fit(method=method, draws=500, tune=500, chains=2, random_seed=0)
         ps = fp.pair_summary()
-        cols = ["model_a", "model_b", "rho_flip_mean", "rho_flip_lo94", "rho_flip_hi94", "p_rho_flip_positive",
+        cols = ["player_a", "player_b", "rho_flip_mean", "rho_flip_lo94", "rho_flip_hi94", "p_rho_flip_positive",
                 "claims_reversal"]
         raw = res_llama if g is g_llama else res_cross
-        ps = ps.merge(raw.results[b].pairs[["model_a", "model_b", "rho_flip"]], on=["model_a", "model_b"])
+        ps = ps.merge(raw.results[b].pairs[["player_a", "player_b", "rho_flip"]], on=["player_a", "player_b"])
         out.print(rich_table(ps[cols[:2] + ["rho_flip"] + cols[2:]],
                              title=f"{title}: raw rho_flip vs {method} posterior of rho_flip"))
         result[f"posterior_{b}"] = {"pairs": ps, "orderings": fp.orderings()}

@@ -69,6 +69,8 @@ def _grid_from_args(args, rows, per_item: bool):
 
 
 def _run_configflip(args) -> int:
+    from rich.markup import escape
+
     from bayesrank.report import console, rich_table
 
     from .analysis import analyze
@@ -92,7 +94,7 @@ def _run_configflip(args) -> int:
                   claims=args.claim, level=args.level, pooled_anova=args.anova_pooled,
                   paired_kwargs={"cluster": args.cluster_col, "power": args.power, "n_boot": args.n_boot,
                                  "seed": args.seed})
-    out.print(f"range: [bold]{res.range_spec}[/] · {grid}")
+    out.print(f"range: [bold]{escape(res.range_spec)}[/] · {escape(repr(grid))}")
     for b, r in res.results.items():
         pairs = r.pairs_table()
         cols = ["player_a", "player_b", "n_plus", "n_minus", "n_ties", "rho_flip", "strict_order_free"]
@@ -104,14 +106,14 @@ def _run_configflip(args) -> int:
                                                 f"{r.orderings_info['n_possible_strict']} strict)"))
         for a in r.anovas:
             att = a.attribution
-            out.print(f"  ANOVA [bold]{a.name}[/] ({' x '.join(a.factors)}"
+            out.print(f"  ANOVA [bold]{escape(a.name)}[/] ({' x '.join(a.factors)}"
                       + (f" + {', '.join(a.blocks)}" if a.blocks else "") + f"): player {att['player']:.1%}, "
                       f"execution main {att['execution_main']:.1%}, interactions {att['interactions']:.1%}, "
                       f"residual {att['residual']:.1%}")
-            out.print(f"    residual = {a.residual_holds}")
+            out.print(f"    residual = {escape(a.residual_holds)}")
             if args.verbose:
                 out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
-                                     title=f"{b}: Type-II ANOVA {a.name}"))
+                                     title=escape(f"{b}: Type-II ANOVA {a.name}")))
         if r.posterior is not None:
             report_diagnostics(out, r.posterior.diagnostics)
     if res.pooled_anova is not None:

@@ -258,5 +258,5 @@ class EvalGrid:
         return EvalGrid(d, self.axes, self.score_range, items, self.exclusions)
 
     def __repr__(self) -> str:
-        return (f"EvalGrid({len(self.data)} cells, {len(self.models)} models, {len(self.benchmarks)} benchmarks, "
+        return (f"EvalGrid({len(self.data)} cells, {len(self.models)} players, {len(self.benchmarks)} benchmarks, "
                 f"axes={list(self.axes)}, per-item={'yes' if self.items is not None else 'no'})")

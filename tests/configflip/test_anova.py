@@ -9,6 +9,7 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
 from bayesrank.configflip.anova import anova_type2, attribution_summary
+from bayesrank.errors import InputError
 
 FACTORS = ["model", "template", "decoding", "fewshot", "scoring"]
 
@@ -98,7 +99,7 @@ def test_rank_deficient_design_uses_estimable_df(spec_grid):
 
 def test_bad_anova_input(spec_grid):
     d = spec_grid[spec_grid.benchmark == "truthfulqa"]
-    with pytest.raises(ValueError, match="single level"):
+    with pytest.raises(InputError, match="single level"):
         anova_type2(d.assign(const="x"), "score", ["model", "const"])
-    with pytest.raises(ValueError, match="not in the data"):
+    with pytest.raises(InputError, match="not in the data"):
         anova_type2(d, "score", ["model", "nope"])

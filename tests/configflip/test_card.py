@@ -12,6 +12,7 @@ from bayesrank.configflip.card import build_card, read_card, render_markdown, va
 from bayesrank.configflip.grid import EvalGrid
 from bayesrank.configflip.metrics import pairwise_flips
 from bayesrank.configflip.readers import read_lm_eval_dir, read_lm_eval_results
+from bayesrank.errors import InputError
 
 RAW = "eval_grid/lm_eval_harness_2023/raw/llama"
 
@@ -59,11 +60,11 @@ def test_schema_rejects_incomplete_cards(llama_gsm8k):
     card = build_card(llama_gsm8k, ["num_fewshot"])
     bad = copy.deepcopy(card)
     del bad["entries"][0]["harness_commit"]
-    with pytest.raises(ValueError, match="entries/0.*harness_commit"):
+    with pytest.raises(InputError, match="entries/0.*harness_commit"):
         validate_card(bad)
     bad = copy.deepcopy(card)
     bad["claims"][0]["rho_flip"] = 0.7                      # rho_flip cannot exceed 1/2
-    with pytest.raises(ValueError, match="claims/0/rho_flip"):
+    with pytest.raises(InputError, match="claims/0/rho_flip"):
         validate_card(bad)
     json.dumps(card)  # plain JSON types only
     assert render_markdown(card).count("\n| gsm8k |") == 3

@@ -1,5 +1,6 @@
 """Bad input gets clear messages; missing cells are reported, never imputed."""
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from bayesrank.configflip.analysis import analyze
 from bayesrank.configflip.grid import EvalGrid
 from bayesrank.configflip.metrics import pairwise_flips, tau_r
+from bayesrank.errors import InputError
 
 BASE = pd.DataFrame({"model": ["A", "B", "A", "B"], "benchmark": "b", "fewshot": ["0", "0", "5", "5"],
                      "score": [0.5, 0.6, 0.7, 0.4]})
@@ -16,38 +18,38 @@ BASE = pd.DataFrame({"model": ["A", "B", "A", "B"], "benchmark": "b", "fewshot":
 
 def test_duplicate_cells_named():
     d = pd.concat([BASE, BASE.iloc[[0]]], ignore_index=True)
-    with pytest.raises(ValueError, match=r"duplicate cells: rows 0, 4"):
+    with pytest.raises(InputError, match=r"duplicate cells: rows 0, 4"):
         EvalGrid.from_scores(d, axes=["fewshot"])
 
 
 def test_score_out_of_range_named():
     d = BASE.assign(score=[0.5, 60.0, 0.7, 0.4])
-    with pytest.raises(ValueError, match=r"score outside \[0.0, 1.0\] in rows 1"):
+    with pytest.raises(InputError, match=r"score outside \[0.0, 1.0\] in rows 1"):
         EvalGrid.from_scores(d, axes=["fewshot"])
     EvalGrid.from_scores(d, axes=["fewshot"], score_range=None)  # explicit opt-out works
 
 
 def test_non_numeric_and_missing_scores():
-    with pytest.raises(ValueError, match="not numeric in rows 2"):
+    with pytest.raises(InputError, match="not numeric in rows 2"):
         EvalGrid.from_scores(BASE.assign(score=[0.5, 0.6, "high", 0.4]), axes=["fewshot"])
-    with pytest.raises(ValueError, match="missing"):
+    with pytest.raises(InputError, match="missing"):
         EvalGrid.from_scores(BASE.assign(score=[0.5, 0.6, np.nan, 0.4]), axes=["fewshot"])
 
 
 def test_missing_columns_and_axes():
-    with pytest.raises(ValueError, match=r"lacks column\(s\) \['score'\]"):
+    with pytest.raises(InputError, match=r"lacks column\(s\) \['score'\]"):
         EvalGrid.from_scores(BASE.drop(columns="score"), axes=["fewshot"])
-    with pytest.raises(ValueError, match="not in the table"):
+    with pytest.raises(InputError, match="not in the table"):
         EvalGrid.from_scores(BASE, axes=["template"])
-    with pytest.raises(ValueError, match="no configuration axis"):
+    with pytest.raises(InputError, match="no configuration axis"):
         EvalGrid.from_scores(BASE[["model", "benchmark", "score"]])
 
 
 def test_single_configuration_is_a_clear_error():
     g = EvalGrid.from_scores(BASE[BASE.fewshot == "0"], axes=["fewshot"])
-    with pytest.raises(ValueError, match="single configuration"):
+    with pytest.raises(InputError, match="single configuration"):
         pairwise_flips(g, "b")
-    with pytest.raises(ValueError, match="no benchmark has two or more configurations"):
+    with pytest.raises(InputError, match="no benchmark has two or more configurations"):
         analyze(g)
 
 
@@ -75,8 +77,8 @@ def test_items_grid_aggregates_and_rejects_bad_items():
     w = g.wide("b")
     assert w.loc["fewshot=0", "A"] == 0.5 and w.loc["fewshot=5", "A"] == 1.0 and w.loc["fewshot=5", "B"] == 0.5
     assert set(g.data["n_items"]) == {2}
-    assert len(g.item_subset_hash("b")) == 64
-    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
+    assert g.item_subset_hash("b") == hashlib.sha256(b"i1\ni2").hexdigest()   # sorted item ids, newline-joined
+    with pytest.raises(InputError, match=r"must be in \[0, 1\]"):
         EvalGrid.from_items(items.assign(correct=[2] + [1] * 7), axes=["fewshot"])
-    with pytest.raises(ValueError, match="duplicate"):
+    with pytest.raises(InputError, match="duplicate"):
         EvalGrid.from_items(pd.concat([items, items.iloc[[0]]], ignore_index=True), axes=["fewshot"])

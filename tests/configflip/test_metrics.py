@@ -12,6 +12,7 @@ from bayesrank.configflip.grid import EvalGrid
 from bayesrank.configflip.metrics import (cross_harness_differences, ordering_label, pairwise_flips,
                                           reachable_orderings, scoring_path_sensitivity, tau_matrix, tau_r)
 from bayesrank.configflip.ranges import apply_range, parse_range
+from bayesrank.errors import InputError
 
 
 def hand_grid():
@@ -105,7 +106,7 @@ def test_ranges_filter_core_range(spec_grid):
                                        ("template", "cannot parse"), ("template=cot,template!=cot", "admits no cell")])
 def test_bad_ranges(spec_grid, spec, msg):
     g = EvalGrid.from_scores(spec_grid, axes=["template", "decoding", "fewshot", "scoring"])
-    with pytest.raises(ValueError, match=msg):
+    with pytest.raises(InputError, match=msg):
         apply_range(g, spec)
 
 

@@ -1,5 +1,6 @@
 """Readers on real harness files (bundled lm-eval 2023 results) and format-faithful fixtures."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -45,7 +46,10 @@ def test_lm_eval_v04_results_and_samples_agree(fixtures):
     acc = res[res.metric == "acc"].iloc[0]
     assert acc.model == "EleutherAI/pythia-160m" and acc.num_fewshot == 5 and acc.n_items == 20
     assert acc.harness_version == "0.4.2" and acc.harness_commit == "4f8195f" and acc.model_revision == "step100000"
-    assert acc.fewshot_seed == 1234 and acc.quantisation == "float16" and len(acc.template_hash) == 64
+    assert acc.fewshot_seed == 1234 and acc.quantisation == "float16"
+    raw = json.loads((fixtures / "results_2024-05-01T12-00-00.123456.json").read_text())
+    prompt = raw["configs"][acc.benchmark]["doc_to_text"]           # the template text the hash fingerprints
+    assert acc.template_hash == hashlib.sha256(prompt.encode()).hexdigest()
     samples = read_lm_eval_samples(fixtures / "samples_arc_easy_2024-05-01T12-00-00.123456.jsonl")
     assert samples.benchmark.iloc[0] == "arc_easy" and len(samples) == 20
     assert samples.correct.mean() == pytest.approx(acc.score)      # per-item log aggregates to the reported acc
@@ -106,5 +110,6 @@ def test_summarise_items_gives_cell_scores_and_subset_hashes(fixtures):
     assert cell.score.iloc[0] == pytest.approx(items.correct.mean())
     ids = "\n".join(sorted(str(i) for i in range(20)))
     assert cell.item_subset_hash.iloc[0] == hashlib.sha256(ids.encode()).hexdigest()
-    assert len(cell.template_hash.iloc[0]) == 64
+    prompts = "\n".join(items.prompt_hash.astype(str))               # fingerprint of the per-item prompt hashes
+    assert cell.template_hash.iloc[0] == hashlib.sha256(prompts.encode()).hexdigest()
     assert read_inspect_log(fixtures / "inspect_mmlu_anatomy.json").template_hash.notna().all()
