@@ -390,7 +390,7 @@ def significance_tiers(pairs: pd.DataFrame, order, alpha: float, adjust: str = "
 
 def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, ax=None):
     """Heatmap of P(row beats column) for ``players`` (default: the ``top`` players by score);
-    cells marked * are significant after Holm at 1 − level."""
+    cells marked * are significant after Holm at 1 − level, the family being the shown players' pairs."""
     import matplotlib.pyplot as plt
 
     if players is None:
@@ -404,7 +404,9 @@ def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, 
         fig, ax = plt.subplots(figsize=(1.0 + 0.5 * n, 0.8 + 0.45 * n))
     else:
         fig = ax.figure
-    im = ax.imshow(mat.to_numpy(), cmap="RdBu_r", vmin=0, vmax=1)
+    vals = mat.to_numpy()
+    spread = max(float(np.nanmax(np.abs(vals - 0.5))), 0.01)  # colour scale centred at 1/2
+    im = ax.imshow(vals, cmap="RdBu_r", vmin=0.5 - spread, vmax=0.5 + spread)
     ax.set_xticks(range(n), mat.columns, rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(n), mat.index, fontsize=7)
     for i in range(n):
@@ -414,7 +416,8 @@ def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, 
                 ax.text(j, i, f"{mat.iat[i, j]:.2f}{star}", ha="center", va="center", fontsize=5)
     ax.set_xlabel("player_b")
     ax.set_ylabel("player_a")
-    ax.set_title(f"P(player_a beats player_b); * Holm-significant at {1 - level:g}")
+    ax.set_title(f"P(player_a beats player_b); * Holm-significant at {1 - level:g}\n"
+                 f"(family: the {n * (n - 1) // 2} pairs of these {n} players)", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.04)
     fig.tight_layout()
     return fig
