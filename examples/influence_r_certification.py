@@ -1,11 +1,12 @@
 """How far are the greedy R scores from the true minimum? Certified minima on small leaderboards.
 
-R scores are the budget of a greedy, influence-ranked audit: an upper bound on the smallest number
-of actions that breaks the property. On 40 simulated leaderboards (6 players, every pair plays 4
-matches, strengths N(0, 0.8²); boards without a finite MLE skipped) this compares the greedy top-1
-budget (drop and flip, budget 6) with the exhaustive minimum over every action multiset of up to 4
-matches (`bayesrank.influence.baselines.exhaustive_minimum`, each set refitted exactly). Where no set
-of ≤ 4 matches breaks the top-1, 5 is a certified lower bound. ~2 min on 2 cores.
+R_top1, R_tau and R_CI (``bayesrank.influence.robustness``) are the budgets of greedy,
+influence-ranked audits: upper bounds on the smallest number of comparisons whose perturbation
+breaks the property. On 40 simulated leaderboards (5 players, every pair plays 3 matches,
+strengths N(0, 0.8²); boards without a finite MLE skipped) this compares each greedy budget (drop
+and flip, budget 8) with the certified minimum of ``audit(..., certify=5)``: every action
+multiset below the greedy budget (up to 5 matches) is refitted exactly
+(``baselines.exhaustive_minimum``). ~3 min on 2 cores.
 
 Run: ``python examples/influence_r_certification.py``
 """
@@ -17,44 +18,45 @@ from threadpoolctl import threadpool_limits
 
 from bayesrank.data.aggregate import PairCounts
 from bayesrank.errors import NoFiniteEstimateError
-from bayesrank.influence.greedy import greedy_audit
-from bayesrank.influence.baselines import exhaustive_minimum
-from bayesrank.influence.objectives import TopK
+from bayesrank.influence import audit
 from bayesrank.influence.state import BTState
 
 
-def board(seed, k=6, n=4):
+def board(seed, k=5, n=3):
     rng = np.random.default_rng(seed)
-    theta = np.sort(rng.normal(0, 0.8, k))[::-1]
+    theta = rng.normal(0, 0.8, k)
     i, j = np.triu_indices(k, 1)
     wins = rng.binomial(n, 1 / (1 + np.exp(-(theta[i] - theta[j])))).astype(float)
     return PairCounts(np.array([f"p{q}" for q in range(k)], dtype=object), i, j, wins, n - wins, np.zeros(len(i)))
 
 
-def main(n_seeds=40, max_size=4, budget=6):
-    tally = {"drop": Counter(), "flip": Counter()}
-    for seed in range(n_seeds):
+def main(n_boards=40, certify=5, budget=8):
+    tally: dict = {}
+    boards = 0
+    for seed in range(10 * n_boards):
+        if boards == n_boards:
+            break
         try:
             st = BTState.fit(board(seed))
         except NoFiniteEstimateError:
             continue
-        for kind in tally:
-            g = greedy_audit(st, TopK(st, 1), kind, budget=budget)
-            gb = g.budget if g.verified else None
-            e = exhaustive_minimum(st, TopK(st, 1), kind, max_size=min(max_size, gb) if gb else max_size)
-            if e["budget"] is not None:
-                gap = "greedy = minimum" if gb == e["budget"] else f"greedy = minimum + {gb - e['budget']}"
-            elif gb is None:
-                gap = f"not broken by greedy within {budget}; minimum ≥ {e['lower_bound']}"
-            elif gb == e["lower_bound"]:
-                gap = "greedy = minimum"  # upper bound meets the certified lower bound
+        boards += 1
+        rep = audit(st, "top1", "drop,flip", robustness=True, budget=budget, certify=certify)
+        for name, res in rep.robustness_audits:
+            cert = res.certified
+            g = res.budget if (res.broken and res.verified) else None
+            if cert["minimum"] is not None and g is not None:
+                gap = "greedy = minimum" if g == cert["minimum"] else f"greedy = minimum + {g - cert['minimum']}"
+            elif cert["minimum"] is not None:
+                gap = f"greedy not broken within {budget}; minimum {cert['minimum']}"
             else:
-                gap = f"greedy = {gb}, minimum ≥ {e['lower_bound']} (gap ≤ {gb - e['lower_bound']})"
-            tally[kind][gap] += 1
-    print("| action | outcome | leaderboards |\n|---|---|---:|")
-    for kind, c in tally.items():
+                gap = f"no certificate (minimum ≥ {cert['lower_bound']})"
+            tally.setdefault((name, res.action), Counter())[gap] += 1
+    print(f"{boards} boards (5 players, 30 comparisons each)\n")
+    print("| score | action | outcome | boards |\n|---|---|---|---:|")
+    for (name, action), c in tally.items():
         for gap, n in sorted(c.items(), key=lambda kv: -kv[1]):
-            print(f"| {kind} | {gap} | {n} |")
+            print(f"| {name} | {action} | {gap} | {n} |")
 
 
 if __name__ == "__main__":

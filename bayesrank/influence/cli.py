@@ -85,8 +85,10 @@ def run(args) -> int:
     report_diagnostics(out, report.diagnostics)
     frame = report.table()
     if len(frame):
-        out.print(rich_table(frame.drop(columns=["reason"]), title="actions needed to break the objective "
-                             "(verified by exact refit)", floatfmt="{:.4g}"))
+        shown = frame.drop(columns=["reason"] + [c for c in ("certified_minimum", "lower_bound")
+                                                  if frame[c].isna().all()])
+        out.print(rich_table(shown, title="actions needed to break the objective (verified by exact refit)",
+                             floatfmt="{:.4g}"))
         for action, res in report.audits.items():
             if res.broken:
                 out.print(rich_table(res.actions.head(10), title=f"{action}: actions (first 10 steps)", floatfmt="{:.4g}"))

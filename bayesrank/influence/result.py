@@ -82,7 +82,9 @@ class AuditReport(Result):
         gnorm = self.state.gradient_norm()
         return Diagnostics.optimizer(
             info.get("method", "Newton MLE"), success=bool(info.get("converged", True)), gradient_norm=gnorm,
-            iterations=info.get("iterations"), status="converged" if info.get("converged", True) else "not converged",
+            iterations=info.get("iterations"),
+            status=("Newton step below 1e-10" if info.get("converged", True) else "Newton did not converge")
+            + (f" after {info['iterations']} iterations" if "iterations" in info else ""),
             exact_refits=int(sum(r.n_refits for r in every)),
             verification_refits=int(sum(r.broken for r in every)),
             unverified_breaks=int(sum(r.broken and not r.verified for r in every)),

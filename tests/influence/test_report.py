@@ -37,7 +37,7 @@ def test_diagnostics_report_the_base_newton_fit(report, nba):
     np.add.at(g, c.i, g_pair)
     np.add.at(g, c.j, -g_pair)
     diag = report.diagnostics
-    assert diag.kind == "optimizer" and diag.converged and diag.optimizer_status == "converged"
+    assert diag.kind == "optimizer" and diag.converged and diag.optimizer_status.startswith("Newton step below")
     assert diag.gradient_norm == pytest.approx(np.linalg.norm(g - g.mean()), abs=1e-12)
     assert diag.gradient_norm < 1e-8
     assert diag.extra["exact_refits"] == sum(r.n_refits for r in report.audits.values())
