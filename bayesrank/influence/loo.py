@@ -55,7 +55,7 @@ def psis_loo_crosscheck(counts: PairCounts, prior_sigma: float = 3.0, draws: int
     first = gap_obj.delta(state, cand, 1.0, "first")
     k = np.asarray(loo.pareto_k).ravel()
     table = pd.DataFrame({
-        "player_i": counts.players[counts.i[rows]], "player_j": counts.players[counts.j[rows]],
+        "player_a": counts.players[counts.i[rows]], "player_b": counts.players[counts.j[rows]],
         "n_matches": (wi + wj)[rows], "psis_gap_change": psis_change, "if_1sN_gap_change": pred,
         "if_first_gap_change": first, "pareto_k": k, "elpd_loo_i": np.asarray(loo.elpd_i).ravel(),
     })
