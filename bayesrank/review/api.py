@@ -70,12 +70,25 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
     ``budget``: the audits' action budget (default 5% of the comparisons).
     """
+    import warnings
+
     from bayesrank.blas import single_blas_thread
 
-    with single_blas_thread():
-        return _review(data, kind=kind, claims=claims, judge_col=judge_col, level=level, fragile_below=fragile_below,
-                       fast=fast, seed=seed, budget=budget, format=format, exclude_invalid=exclude_invalid,
-                       command=command, progress=progress, **options)
+    with single_blas_thread(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = _review(data, kind=kind, claims=claims, judge_col=judge_col, level=level,
+                         fragile_below=fragile_below, fast=fast, seed=seed, budget=budget, format=format,
+                         exclude_invalid=exclude_invalid, command=command, progress=progress, **options)
+    # warnings raised on the way are part of the evidence: kept in the report, once each
+    seen = set(report.notes)
+    for w in caught:
+        if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning)):
+            continue
+        text = f"{w.category.__name__}: {str(w.message).splitlines()[0]}"
+        if str(w.message) not in " ".join(seen) and text not in seen:
+            report.notes.append(text)
+            seen.add(text)
+    return report
 
 
 def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, budget, format, exclude_invalid,

@@ -48,6 +48,26 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def claims_table(report):
+    """The verdicts as the HTML page shows them (cells formatted by the renderer)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from bayesrank.review.render import bayesian_cell, frequentist_cell, perturbation_cell
+
+    colour = {"supported": "green", "fragile": "yellow", "unsupported": "red"}
+    actions = [a for a in dict.fromkeys(a for c in report.claims for a in c.perturbation)]
+    t = Table(title="claims and verdicts", show_lines=True)
+    for col in ("claim", "verdict", "frequentist: estimate [interval], p", "Bayesian: P(claim)",
+                *(f"smallest {a}" for a in actions)):
+        t.add_column(Text(col), overflow="fold")
+    for c in report.claims:  # Text(): names and intervals are not rich markup
+        t.add_row(Text(c.claim.text), Text(c.verdict, style=f"bold {colour[c.verdict]}"),
+                  Text(frequentist_cell(c.frequentist)), Text(bayesian_cell(c.bayesian)),
+                  *(Text(perturbation_cell(c.perturbation.get(a, {}))) for a in actions))
+    return t
+
+
 def _split(text):
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
@@ -68,6 +88,9 @@ def run(args) -> int:
     from bayesrank.review.api import review
 
     out = console()
+    import logging
+
+    logging.getLogger("pymc").setLevel(logging.WARNING)  # the progress line says what is running
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=out,
                   transient=True) as bar:
         task = bar.add_task("review", total=None)
@@ -78,10 +101,12 @@ def run(args) -> int:
                         progress=lambda label, *_: bar.update(task, description=label), **_grid_options(args))
     out.rule(report.title)
     table = report.table()
-    out.print(rich_table(table, title="claims and verdicts", floatfmt="{:.4g}"))
-    out.print(f"rule: {report.rule}")
+    out.print(claims_table(report))
+    from rich.text import Text
+
+    out.print(Text(f"rule: {report.rule}", style="dim"))
     for n in report.notes:
-        out.print(f"[yellow]{n}[/]")
+        out.print(Text(n, style="yellow"))
     report_diagnostics(out, report.diagnostics)
     for flag, writer in (("html", report.to_html), ("md", report.to_markdown)):
         target = getattr(args, flag)

@@ -18,32 +18,16 @@ The protocol card of every gap is shown with its unspecified fields flagged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
+from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.report import ReviewReport, Section
 
 ESTIMATORS = ("ece", "kde", "ks", "smece")
-
-
-@dataclass
-class ConfidenceClaimAnswer:
-    claim: object
-    group: str
-    frequentist: dict
-    bayesian: dict | None
-    perturbation: dict
-    verdict: str
-    notes: list = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"claim": self.claim.text, "kind": self.claim.kind, "group": self.group, "verdict": self.verdict,
-                "frequentist": self.frequentist, "bayesian": self.bayesian, "perturbation": self.perturbation,
-                "notes": self.notes}
 
 
 def confidence_rule(level: float, primary: str) -> str:
@@ -117,7 +101,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
         else:
             v = "supported"
         text = f"verbal-better [{name}]"
-        answers.append(ConfidenceClaimAnswer(type(claim)(text, claim.kind), name, freq, bay, pert, v))
+        answers.append(ClaimAnswer(type(claim)(text, claim.kind), freq, bay, pert, v, level, extra={"group": name}))
     cards = report.cards()
     figures = []
     from bayesrank.calibration.plots import reliability_diagrams

@@ -20,30 +20,14 @@ Verdict: ``unsupported`` when the frequentist or the Bayesian answer does not su
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
+from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.report import ReviewReport, Section
 
 LM_EVAL_RENAMES = {"task": "benchmark", "value": "score"}
-
-
-@dataclass
-class GridClaimAnswer:
-    claim: object
-    frequentist: dict
-    bayesian: dict | None
-    perturbation: dict
-    verdict: str
-    notes: list = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict,
-                "benchmark": self.claim.benchmark, "frequentist": self.frequentist, "bayesian": self.bayesian,
-                "perturbation": self.perturbation, "notes": self.notes}
 
 
 def grid_rule(level: float) -> str:
@@ -174,7 +158,7 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
         notes = []
         if freq["supported"] != (bay["probability"] >= level):
             notes.append("the frequentist and the Bayesian answers disagree")
-        answers.append(GridClaimAnswer(c, freq, bay, pert, v, notes))
+        answers.append(ClaimAnswer(c, freq, bay, pert, v, level, notes))
     # evidence
     table = res.table()
     secs = [Section("flips", "Pairwise flips across configurations",

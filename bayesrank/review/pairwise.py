@@ -17,11 +17,10 @@ holds when τ ≥ 0.9.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pandas as pd
 
+from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim
 from bayesrank.review.verdict import verdict
 
@@ -174,21 +173,6 @@ def smallest_fraction(perturbation: dict) -> float | None:
 
 
 # ---------------------------------------------------------------------------------- the section
-@dataclass
-class ClaimAnswer:
-    claim: Claim
-    frequentist: dict
-    bayesian: dict | None
-    perturbation: dict
-    verdict: str
-    notes: list = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict,
-                "frequentist": self.frequentist, "bayesian": self.bayesian, "perturbation": self.perturbation,
-                "notes": self.notes}
-
-
 def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: int, fragile_below: float,
                   budget=None, progress=None) -> list[ClaimAnswer]:
     """Frequentist, Bayesian and perturbation answers and the verdict of each claim."""
@@ -209,5 +193,5 @@ def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: in
         if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
-        out.append(ClaimAnswer(claim, freq, bay, pert, v, notes))
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes))
     return out

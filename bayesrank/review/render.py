@@ -34,7 +34,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .counts span { margin-right: 14px; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--mute); font-size: 13px; }
-.warn { color: var(--warn); } .mute { color: var(--mute); }
+.warn { color: var(--warn); } .mute { color: var(--mute); } td.why { font-size: 12px; max-width: 260px; }
 .wrap { overflow-x: auto; }
 @media print { body { max-width: none; padding: 0; font-size: 11px; } h2 { page-break-after: avoid; }
   table, figure { page-break-inside: avoid; } .verdict { border: 1px solid #000; color: #000; background: none; } }
@@ -103,7 +103,10 @@ def frequentist_cell(f: dict) -> str:
 def bayesian_cell(b: dict | None) -> str:
     if not b or b.get("probability") is None:
         return "–"
-    return f"{fmt(b['probability'], 3)} ({b.get('method', '')})"
+    p = float(b["probability"])
+    n = b.get("n_draws")
+    shown = (f"> {1 - 1 / n:.4g}" if n and p == 1.0 else f"< {1 / n:.2g}" if n and p == 0.0 else f"{p:.3f}")
+    return f"{shown} ({b.get('method', '')})"
 
 
 def svg_of(draw, size) -> str:
@@ -143,12 +146,13 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 def _claims_html(report) -> str:
     actions = _actions(report)
-    head = ("<tr><th>claim</th><th>verdict</th><th>frequentist: estimate [interval], p</th>"
+    head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
             "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it</th>" for a in actions) + "</tr>")
     rows = []
     for c in report.claims:
         cells = [f"<td>{esc(c.claim.text)}</td>",
                  f"<td><span class=\"verdict {esc(c.verdict)}\">{esc(c.verdict)}</span></td>",
+                 f"<td class=\"why\">{esc(c.reason)}</td>",
                  f"<td class=\"num\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
         for a in actions:
@@ -233,7 +237,8 @@ def markdown(report) -> str:
     actions = _actions(report)
     rows = []
     for c in report.claims:
-        row = {"claim": c.claim.text, "verdict": c.verdict, "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
+        row = {"claim": c.claim.text, "verdict": c.verdict, "why": c.reason,
+               "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
                "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
         for a in actions:
             row[f"smallest {a}"] = perturbation_cell((c.perturbation or {}).get(a, {}))

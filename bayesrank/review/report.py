@@ -72,7 +72,7 @@ class ReviewReport(Result):
         for c in self.claims:
             f = c.frequentist or {}
             b = c.bayesian or {}
-            row = {"claim": c.claim.text, "verdict": c.verdict, "estimate": f.get("estimate"),
+            row = {"claim": c.claim.text, "verdict": c.verdict, "reason": c.reason, "estimate": f.get("estimate"),
                    "lower": f.get("lower"), "upper": f.get("upper"), "p_value": f.get("p_value"),
                    "probability": b.get("probability")}
             for action, p in (c.perturbation or {}).items():

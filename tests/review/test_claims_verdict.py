@@ -45,3 +45,18 @@ def test_verdict_rule(freq, prob, frac, expected):
 def test_rule_text_states_the_thresholds():
     t = rule_text(0.9, 0.02)
     assert "90%" in t and "0.90" in t and "2.00%" in t
+
+
+def test_reason_names_the_deciding_part_of_the_rule():
+    from bayesrank.review.answer import reason
+
+    freq = {"supported": True, "p_value": 2e-8}
+    pert = {"drop": {"broken": True, "verified": True, "budget": 462, "fraction": 462 / 1670250},
+            "flip": {"broken": True, "verified": True, "budget": 198, "fraction": 198 / 1670250},
+            "add": {"broken": False, "verified": False, "budget": None, "fraction": None}}
+    r = reason(freq, {"probability": 1.0}, pert, "fragile", 0.95)
+    assert r == "significant (p = 2e-08); P(claim) = 1.000; overturned by flipping 198 comparisons (0.0119%)"
+    r = reason({"supported": False, "p_value": 0.1}, {"probability": 0.9455}, {}, "unsupported", 0.95)
+    assert r == "not significant (p = 0.1); P(claim) = 0.946 < 0.95"
+    r = reason(freq, None, {"drop": {"broken": False, "verified": False}}, "supported", 0.95)
+    assert r.endswith("no verified overturning perturbation within the budget")
