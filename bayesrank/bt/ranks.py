@@ -512,30 +512,36 @@ class RankAnalysis(Result):
                                  f"with Holm / Benjamini-Hochberg at {1 - self.level:g}",
         }
 
-    def summary(self, top: int | None = 20) -> str:
-        t = self.table()
-        n_pairs = len(self.pairs)
-        head = [
-            f"Rank analysis of a {self.fit_method} Bradley-Terry fit: {len(self.players)} players, level {self.level:.0%}",
-            f"  rank_lower/rank_upper: {self.simultaneous.method}; critical value(s) "
-            + ", ".join(f"{c:.3f}" for c in self.simultaneous.critical_values)
-            + f" from {self.simultaneous.n_errors} error draws",
-            f"  draws: {self.n_draws} {self.draws_source}",
-            f"  pairs significant ({n_pairs} contrasts): Holm {int((self.pairs['p_holm'] < 1 - self.level).sum())}, "
-            f"BH {int((self.pairs['p_bh'] < 1 - self.level).sum())}, unadjusted "
-            f"{int((self.pairs['p_value'] < 1 - self.level).sum())}",
-        ]
+    def findings(self) -> list[str]:
+        """One line each: critical values, most probable top-k sets, top-k confidence sets, counts of
+        significant pairs (shared by :meth:`summary` and the CLI)."""
+        s = self.simultaneous
+        alpha = 1 - self.level
+        lines = [f"simultaneous critical value(s): {', '.join(f'{c:.3f}' for c in s.critical_values)} "
+                 f"({s.critical}, {s.n_errors} error draws)"]
         for k, sets in self.top_sets.items():
             if len(sets):
                 best = sets.iloc[0]
-                head.append(f"  most probable top-{k} set: {', '.join(best['players'])} (P = {best['probability']:.3f})")
+                lines.append(f"most probable top-{k} set (P = {best['probability']:.3f}): {', '.join(best['players'])}")
         for k in (1, *self.top_k):
             cs = self.top_k_confidence_set(k)
-            head.append(f"  may be in the true top {k} ({self.level:.0%} simultaneous): {len(cs)} players"
-                        + (f": {', '.join(cs)}" if len(cs) <= 12 else ""))
+            lines.append(f"may be in the true top {k} ({self.level:.0%} simultaneous): {len(cs)} players"
+                         + (f": {', '.join(cs)}" if len(cs) <= 12 else ""))
+        n = {col: int((self.pairs[col] < alpha).sum()) for col in ("p_holm", "p_bh", "p_value")}
+        lines.append(f"{len(self.pairs)} pairs; significant at {alpha:g}: Holm {n['p_holm']}, "
+                     f"Benjamini-Hochberg {n['p_bh']}, unadjusted {n['p_value']}")
+        return lines
+
+    def summary(self, top: int | None = 20) -> str:
+        t = self.table()
+        head = [f"Rank analysis of a {self.fit_method} Bradley-Terry fit: {len(self.players)} players, "
+                f"level {self.level:.0%}; {self.n_draws} {self.draws_source}"]
+        head += [f"  {name}: {method}" for name, method in self.methods().items()]
+        head += [f"  {line}" for line in self.findings()]
         shown = t if top is None else t.head(top)
         body = shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")
-        return "\n".join(head + [body] + ([f"... {len(t) - top} more players"] if top is not None and len(t) > top else []))
+        more = [f"... {len(t) - top} more players"] if top is not None and len(t) > top else []
+        return "\n".join(head + [body] + more)
 
     def to_dict(self) -> dict:
         t = self.table()

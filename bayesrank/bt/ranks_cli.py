@@ -98,21 +98,9 @@ def run(args) -> int:
         name = {"rank_lower/rank_upper": "rank_set", "marginal_rank_lower/marginal_rank_upper": "marginal_set",
                 "draws_rank_lower/draws_rank_upper": "draws_range"}.get(name, name)
         out.print(f"[dim]{name}: {method}[/]")
-    s = ra.simultaneous
-    out.print(f"simultaneous critical value(s): {', '.join(f'{c:.3f}' for c in s.critical_values)} "
-              f"({s.critical}, {s.n_errors} error draws)")
-    for k, sets in ra.top_sets.items():
-        if len(sets):
-            best = sets.iloc[0]
-            out.print(f"most probable top-{k} set (P = {best['probability']:.3f}): {', '.join(best['players'])}")
-    for k in (1, *ra.top_k):
-        cs = ra.top_k_confidence_set(k)
-        out.print(f"may be in the true top {k} ({args.level:.0%} simultaneous): {len(cs)} players"
-                  + (f": {', '.join(cs)}" if len(cs) <= 12 else ""))
-    pw = ra.to_dict()["pairwise"]
-    n = pw["n_significant"]
-    out.print(f"{pw['n_pairs']} pairs; significant at {pw['alpha']:g}: Holm {n['holm']}, "
-              f"Benjamini-Hochberg {n['bh']}, unadjusted {n['unadjusted']}; {elapsed:.1f}s")
+    for line in ra.findings():
+        out.print(line)
+    out.print(f"fit and rank analysis: {elapsed:.1f} s")
     report_diagnostics(out, ra.diagnostics)
     if args.json:
         ra.to_json(args.json)

@@ -213,3 +213,11 @@ def test_tiers_start_at_the_first_player_significantly_behind_the_leader():
     order = list("abcde")
     assert significance_tiers(pairs, order, 0.05, "holm").to_dict() == {"a": 1, "b": 1, "c": 2, "d": 2, "e": 3}
     assert significance_tiers(pairs, order, 0.05, "bh").to_dict() == {"a": 1, "b": 1, "c": 1, "d": 2, "e": 2}
+
+
+def test_rank_matrix_equals_scipy_min_ranking():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(9)
+    d = rng.integers(0, 6, size=(500, 9)).astype(float)  # many ties
+    np.testing.assert_array_equal(rank_matrix(d), rankdata(-d, method="min", axis=1))
