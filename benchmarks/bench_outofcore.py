@@ -35,7 +35,7 @@ t0 = time.perf_counter()
 if mode == "stream":
     from bayesrank.data.streaming import aggregate_files
     res = aggregate_files(files)
-    counts, rows = res.counts, res.rows
+    counts, rows = res, res.rows
 else:
     import pandas as pd
     from bayesrank.data import read_comparisons

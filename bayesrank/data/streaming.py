@@ -31,19 +31,24 @@ OPTIONAL_COLUMNS = ("judge", "worker", "annotator", "weight", "score", "tie_kind
 
 
 @dataclass
-class StreamedCounts:
-    """Pair counts of every row in ``files`` plus what was excluded on the way."""
+class StreamedCounts(PairCounts):
+    """:class:`PairCounts` of every row in ``files`` (usable wherever pair counts are, e.g.
+    ``BradleyTerry(aggregate_files("votes/"))``), plus what was excluded on the way."""
 
-    counts: PairCounts
     excluded: ExclusionLog = field(default_factory=ExclusionLog)
     rows: int = 0
     files: list[str] = field(default_factory=list)
     format: str = ""
 
+    @property
+    def counts_only(self) -> PairCounts:
+        """The plain :class:`PairCounts`."""
+        return PairCounts(self.players, self.i, self.j, self.wins_i, self.wins_j, self.ties)
+
     def __repr__(self) -> str:
-        c = self.counts
         return (f"StreamedCounts({self.rows} rows in {len(self.files)} files, format {self.format}: "
-                f"{c.total.sum():g} comparisons, {c.n_players} players, {c.n_pairs} pairs; {self.excluded.report()})")
+                f"{self.total.sum():g} comparisons, {self.n_players} players, {self.n_pairs} pairs; "
+                f"{self.excluded.report()})")
 
 
 def _suffix(p: Path) -> str:
@@ -200,4 +205,6 @@ def aggregate_files(source, format: str = "auto", judge: str | None = None, on_i
         rows += start
     if rows == 0:
         raise InputError(f"no comparisons: {source} has 0 rows")
-    return StreamedCounts(counts=acc.result(), excluded=log, rows=rows, files=[str(f) for f in files], format=fmt)
+    pc = acc.result()
+    return StreamedCounts(pc.players, pc.i, pc.j, pc.wins_i, pc.wins_j, pc.ties, excluded=log, rows=rows,
+                          files=[str(f) for f in files], format=fmt)

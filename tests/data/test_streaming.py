@@ -42,8 +42,18 @@ def test_llmfao_split_into_files_equals_in_memory(tmp_path, kind):
     # small batches: player sets differ from batch to batch, pairs appear in both orientations
     got = aggregate_files(tmp_path / "votes", batch_rows=700)
     assert got.format == "llmfao" and got.rows == len(raw) and len(got.files) == 4
-    _assert_same_counts(got.counts, reference)
-    assert got.counts.total.sum() == len(raw)  # every row counted once
+    _assert_same_counts(got, reference)
+    assert got.total.sum() == len(raw)  # every row counted once
+
+
+def test_streamed_counts_fit_like_in_memory_counts(tmp_path):
+    from bayesrank.bt import BradleyTerry
+
+    raw = pd.read_csv(path("llmfao/crowd-comparisons.csv"))
+    _split(raw, tmp_path, 2, "parquet")
+    streamed = BradleyTerry(aggregate_files(tmp_path)).fit("mle").table().set_index("player")
+    direct = BradleyTerry(read_comparisons(raw).aggregate()).fit("mle").table().set_index("player")
+    np.testing.assert_allclose(streamed.loc[direct.index, "score"], direct["score"], rtol=0, atol=1e-12)
 
 
 def test_battles_from_arena_pair_counts_glob(tmp_path):
@@ -59,9 +69,9 @@ def test_battles_from_arena_pair_counts_glob(tmp_path):
     battles = battles.sample(frac=1.0, random_state=0).reset_index(drop=True)  # interleave pairs across files
     _split(battles, tmp_path, 3, "parquet")
     got = aggregate_files(str(tmp_path / "part-*.parquet"), batch_rows=50_000)
-    _assert_same_counts(got.counts, read_comparisons(battles).aggregate())
+    _assert_same_counts(got, read_comparisons(battles).aggregate())
     # and the totals agree with the source pair counts themselves (an independent tally)
-    assert got.counts.total.sum() == y.sum()
+    assert got.total.sum() == y.sum()
 
 
 def test_tennis_walkovers_excluded_and_counted_as_in_memory(tmp_path):
@@ -71,7 +81,7 @@ def test_tennis_walkovers_excluded_and_counted_as_in_memory(tmp_path):
     got = aggregate_files(tmp_path, batch_rows=400)
     assert reference.excluded.total > 0
     assert got.excluded.counts == reference.excluded.counts
-    _assert_same_counts(got.counts, reference.aggregate())
+    _assert_same_counts(got, reference.aggregate())
 
 
 def _bad_frames():
@@ -101,7 +111,7 @@ def test_bad_rows_excluded_and_counted_like_in_memory(tmp_path):
     got = aggregate_files(tmp_path, on_invalid="exclude")
     assert got.excluded.counts == whole.excluded.counts == {"missing name in 'model_a'": 1, "self-comparison": 2}
     assert got.excluded.examples["self-comparison"] == ["part-1.csv:1", "part-1.csv:4"]
-    _assert_same_counts(got.counts, whole.aggregate())
+    _assert_same_counts(got, whole.aggregate())
 
 
 def test_unknown_outcome_label_names_file_and_row(tmp_path):
@@ -117,7 +127,7 @@ def test_missing_value_strings_are_missing_names_in_both_paths(tmp_path):
     whole = read_comparisons(tmp_path / "v.csv", on_invalid="exclude")
     got = aggregate_files(tmp_path / "v.csv", on_invalid="exclude")
     assert got.excluded.counts == whole.excluded.counts == {"missing name in 'model_a'": 1}
-    _assert_same_counts(got.counts, whole.aggregate())
+    _assert_same_counts(got, whole.aggregate())
 
 
 def test_unstreamable_inputs_are_input_errors(tmp_path):
@@ -142,7 +152,7 @@ def test_players_first_seen_out_of_name_order_keep_their_wins(tmp_path):
     pd.DataFrame({"model_a": ["z", "z"], "model_b": ["y", "y"], "outcome": ["a", "tie"]}).to_csv(tmp_path / "0.csv", index=False)
     pd.DataFrame({"model_a": ["a", "y", "y"], "model_b": ["z", "a", "z"], "outcome": ["a", "a", "a"]}).to_csv(
         tmp_path / "1.csv", index=False)
-    got = aggregate_files(tmp_path).counts
+    got = aggregate_files(tmp_path)
     assert list(got.players) == ["a", "y", "z"]
     table = {(got.players[i], got.players[j]): tuple(c) for i, j, c in zip(got.i, got.j, got.counts)}
     assert table == {("a", "y"): (0, 1, 0), ("a", "z"): (1, 0, 0), ("y", "z"): (1, 1, 1)}
