@@ -5,7 +5,8 @@
 1. reads the six files twice, once per token readout (Yes/No probability normalised over the two
    candidates, and raw), counting every unparsable/excluded row;
 2. per prompt variant × readout × estimator: plug-in gap g = CE(verbal) − CE(token) with a paired
-   bootstrap CI, and the monotone-curve PyMC posterior of g with P(g < 0);
+   bootstrap CI, and the posterior of the same functional from the paired PyMC model, with P(g < 0);
+   the rows where plug-in and posterior disagree in sign, and plug-ins outside the posterior interval;
 3. the protocol-shift table: prompt variant, readout and estimator as protocol axes;
 4. figures (reliability diagrams with posterior predictive bands, gap forest plot) and JSON in
    out/calibration_boolq/.
@@ -17,13 +18,13 @@ import argparse
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from bayesrank.calibration.gap import analyze
 from bayesrank.calibration.readers import read_boolq_llama3
 from bayesrank.calibration.records import concat
 from bayesrank.calibration.shift import protocol_shift
-from bayesrank.report import write_json
 
 OUT = Path("out/calibration_boolq")
 ESTIMATORS = ("ece", "ece_em", "kde", "ks", "smece")
@@ -39,15 +40,22 @@ def main(quick: bool = False) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         report = analyze(
-            recs, by=("prompt_variant", "readout"), estimators=ESTIMATORS, n_boot=100 if quick else 200, seed=0,
-            posterior=True, posterior_kwargs={"draws": 200 if quick else 300, "tune": 200 if quick else 300},
+            recs, by=("prompt_variant", "readout"), estimators=ESTIMATORS, n_boot=100 if quick else 500, seed=0,
+            posterior=True, posterior_kwargs={"draws": 300 if quick else 1000, "tune": 300 if quick else 1000},
         )
-    gaps = report.gaps
-    cols = ["prompt_variant", "readout", "estimator", "n", "verbal", "token", "gap", "gap_lo", "gap_hi",
-            "post_mean", "post_lo", "post_hi", "p_gap_negative"]
+    print(report.diagnostics.line())
+    gaps = report.table()
+    cols = ["prompt_variant", "readout", "estimator", "n", "verbal", "token", "gap", "gap_lower", "gap_upper",
+            "posterior_mean", "posterior_lower", "posterior_upper", "p_gap_negative"]
     pd.set_option("display.width", 200)
     print("g = CE(verbal) - CE(token): plug-in [bootstrap 95% CI] and posterior mean [95% interval]")
     print(gaps[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"), "\n")
+    sign = gaps[np.sign(gaps["gap"]) != np.sign(gaps["posterior_mean"])]
+    outside = gaps[(gaps["gap"] < gaps["posterior_lower"]) | (gaps["gap"] > gaps["posterior_upper"])]
+    print(f"plug-in and posterior mean of opposite sign: {len(sign)} of {len(gaps)} rows")
+    print(sign[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}") if len(sign) else "", "\n")
+    print(f"plug-in outside the posterior 95% interval: {len(outside)} of {len(gaps)} rows")
+    print(outside[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}") if len(outside) else "", "\n")
 
     wide = gaps[gaps.readout == "T2_yesno_normalized"].pivot(index="prompt_variant", columns="estimator", values="gap")
     print("gap per prompt variant and estimator (normalised Yes/No readout)")
@@ -62,14 +70,7 @@ def main(quick: bool = False) -> dict:
     gaps.to_csv(OUT / "gaps.csv", index=False)
 
     print("posterior predictive check (normalised readout): bins whose observed accuracy leaves the 90% band")
-    ppc = []
-    for v in sorted(recs.frame.prompt_variant.unique()):
-        for sig in ("verbal", "token"):
-            rel = report.posterior.reliability(f"{v}|T2_yesno_normalized", sig)
-            out = ~((rel.observed >= rel.rep_lo) & (rel.observed <= rel.rep_hi))
-            ppc.append(dict(prompt_variant=v, signal=sig, bins=len(rel), bins_outside=int(out.sum()),
-                            items_outside=int(rel.n[out].sum()), items=int(rel.n.sum())))
-    ppc = pd.DataFrame(ppc)
+    ppc = report.posterior.ppc_summary()
     print(ppc.to_string(index=False), "\n")
     print("provenance: every BoolQ answer is self-generated, so the supplied-answer analysis does not apply here.\n")
 
@@ -78,22 +79,16 @@ def main(quick: bool = False) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bayesrank.calibration.plots import gap_forest, reliability_diagrams
+    from bayesrank.calibration.plots import gap_forest
 
-    for key, g in recs.groups(["prompt_variant", "readout"]):
-        if key[1] != "T2_yesno_normalized":
-            continue
-        cell = "|".join(key)
-        fig = reliability_diagrams(g.verbal, g.token, g.correct, title=f"Llama-3-8B BoolQ {key[0]}", posterior=report.posterior, cell=cell)
-        fig.savefig(OUT / f"reliability_{key[0]}.png", dpi=110)
+    for v in sorted(recs.frame.prompt_variant.unique()):
+        fig = report.plot(group=f"{v}|T2_yesno_normalized")
+        fig.savefig(OUT / f"reliability_{v}.png", dpi=110)
         plt.close(fig)
     fig = gap_forest(gaps[gaps.estimator.isin(["ece", "smece"])], label_cols=["prompt_variant", "readout", "estimator"])
     fig.savefig(OUT / "gap_forest.png", dpi=110)
     plt.close(fig)
-    result = report.to_dict()
-    result["shift_summary"] = summary
-    result["posterior_predictive"] = ppc
-    write_json(result, OUT / "calibration_boolq.json")
+    report.to_json(OUT / "calibration_boolq.json")
     print(f"wrote {OUT}/calibration_boolq.json, gaps.csv, shift_summary.csv and figures")
     return {"gaps": gaps, "summary": summary, "ppc": ppc, "report": report}
 

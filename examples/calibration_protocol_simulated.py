@@ -53,8 +53,8 @@ def main():
     print(recs.summary())
     rep = analyze(recs, by=("model", "dataset", "context", "readout"), estimators=("ece", "kde", "ks", "smece"),
                   scores=(), n_boot=100, posterior=False)
-    gaps = rep.gaps
-    print(gaps[["model", "dataset", "context", "readout", "estimator", "gap", "gap_lo", "gap_hi"]]
+    gaps = rep.table()
+    print(gaps[["model", "dataset", "context", "readout", "estimator", "gap", "gap_lower", "gap_upper"]]
           .to_string(index=False, float_format=lambda v: f"{v:.3f}"), "\n")
     _, summary = protocol_shift(gaps[["model", "dataset", "context", "readout", "estimator", "gap"]],
                                 ["context", "readout", "estimator", "model", "dataset"],

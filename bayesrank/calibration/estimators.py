@@ -141,22 +141,30 @@ def ece_equal_mass(confidence, correct, n_bins: int = 10) -> float:
 KDE_GRID = np.linspace(-0.6, 1.6, num=2**14)
 
 
-def _linear_binning(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Linear binning of points onto an equidistant grid, weights normalised to sum 1 (as KDEpy)."""
+def _linear_binning(x: np.ndarray, grid: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Linear binning of (weighted) points onto an equidistant grid, weights normalised to sum 1 (as KDEpy)."""
     dx = (grid[-1] - grid[0]) / (len(grid) - 1)
     pos = (x - grid[0]) / dx
     left = np.floor(pos).astype(np.int64)
     frac = pos - left
-    out = np.bincount(left, weights=1.0 - frac, minlength=len(grid) + 1)
-    out += np.bincount(left + 1, weights=frac, minlength=len(grid) + 1)
-    return out[: len(grid)] / x.size
+    w = np.ones_like(x) if weights is None else weights
+    out = np.bincount(left, weights=w * (1.0 - frac), minlength=len(grid) + 1)
+    out += np.bincount(left + 1, weights=w * frac, minlength=len(grid) + 1)
+    return out[: len(grid)] / w.sum()
 
 
 def _triweight_fft_kde(x: np.ndarray, bw: float, grid: np.ndarray) -> np.ndarray:
     """Triweight KDE (kernel standard deviation ``bw``) on ``grid`` of ``x`` with the points below 1/2
     mirrored about 0 and those above about 1 (the authors' ``mirror_1d``)."""
-    mirrored = np.concatenate([-x[x < 0.5], x, 2.0 - x[x >= 0.5]])
-    data = _linear_binning(mirrored, grid)
+    return _triweight_fft_kde_weighted(x, None, bw, grid)
+
+
+def _triweight_fft_kde_weighted(x: np.ndarray, w: np.ndarray | None, bw: float, grid: np.ndarray) -> np.ndarray:
+    """The same KDE with point weights ``w`` (mirrored points keep their weight); ``None``: unit weights."""
+    lo, hi = x < 0.5, x >= 0.5
+    mirrored = np.concatenate([-x[lo], x, 2.0 - x[hi]])
+    mw = None if w is None else np.concatenate([w[lo], w, w[hi]])
+    data = _linear_binning(mirrored, grid, mw)
     dx = (grid[-1] - grid[0]) / (len(grid) - 1)
     real_bw = bw * 3.0  # triweight has variance 1/9 on support [-1, 1]
     half = int(min(np.floor(real_bw / dx), len(grid)))

@@ -1,5 +1,7 @@
-"""The signed calibration gap ``g = E(c_verb) − E(c_tok)`` on paired items, per group and estimator,
-with bootstrap CIs, the posterior from :mod:`.posterior`, and the protocol card of each result."""
+"""The signed calibration gap ``g = CE(c_verb) − CE(c_tok)`` on paired items, per group and
+estimator: plug-in estimate, paired bootstrap interval, the paired-model posterior of the SAME
+functional (:mod:`.posterior`), and the protocol card of every result, in one
+:class:`CalibrationReport` (a :class:`bayesrank.protocol.Result`, schema ``calibration``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError, ProtocolWarning
+from bayesrank.protocol import Diagnostics, Result
 
 from .bootstrap import bootstrap_estimator, bootstrap_gap
 from .estimators import CALIBRATION_ERRORS, SCORES
@@ -18,11 +21,12 @@ from .records import ConfidenceRecords
 
 DEFAULT_ESTIMATORS = ("ece", "kde", "ks", "smece")
 DEFAULT_SCORES = ("brier", "nll", "auroc")
+BOOTSTRAP_INTERVAL = "paired percentile bootstrap (items resampled with both readouts)"
 
 
 @dataclass
 class GapResult:
-    """One gap: its estimator, bootstrap CI, optional posterior and its protocol card."""
+    """One gap: its estimator, bootstrap interval, optional posterior and its protocol card."""
 
     group: dict
     estimator: str
@@ -33,33 +37,37 @@ class GapResult:
     gap_ci: tuple[float, float]
     card: ProtocolCard
     posterior: dict | None = None
+    n_boot: int = 0
+    n_failed: int = 0
+
+    @property
+    def cell(self) -> str:
+        return "|".join(str(v) for v in self.group.values()) or "all"
 
     def to_dict(self) -> dict:
-        d = {
-            "estimator": self.estimator,
-            "n": self.n,
-            "verbal": self.verbal,
-            "token": self.token,
-            "gap": {"estimate": self.gap, "bootstrap_ci": list(self.gap_ci)},
-            "protocol_card": self.card.to_dict(),
-        }
+        post = None
         if self.posterior:
-            d["gap"].update(
-                posterior_mean=self.posterior["post_mean"],
-                posterior_interval=[self.posterior["post_lo"], self.posterior["post_hi"]],
-                posterior_functional=self.posterior["functional"],
-            )
-            d["p_gap_negative"] = self.posterior["p_gap_negative"]
-        else:
-            d["p_gap_negative"] = None
-        return d
+            post = {"functional": self.posterior["functional"], "verbal_mean": self.posterior["verbal_mean"],
+                    "token_mean": self.posterior["token_mean"], "mean": self.posterior["post_mean"],
+                    "lower": self.posterior["post_lo"], "upper": self.posterior["post_hi"],
+                    "p_gap_negative": self.posterior["p_gap_negative"], "n_draws": int(self.posterior["n_draws"])}
+        return {
+            "group": {k: str(v) for k, v in self.group.items()}, "cell": self.cell, "estimator": self.estimator,
+            "n": self.n,
+            "verbal": {"estimate": self.verbal["estimate"], "lower": self.verbal["ci"][0], "upper": self.verbal["ci"][1]},
+            "token": {"estimate": self.token["estimate"], "lower": self.token["ci"][0], "upper": self.token["ci"][1]},
+            "gap": {"estimate": self.gap, "lower": self.gap_ci[0], "upper": self.gap_ci[1],
+                    "interval": BOOTSTRAP_INTERVAL, "n_boot": self.n_boot, "n_failed": self.n_failed},
+            "posterior": post,
+            "protocol_card": {**self.card.to_dict(), "missing": self.card.missing},
+        }
 
 
 def calibration_gap(
     verbal, token, correct, estimator: str = "ece", *, card: ProtocolCard | None = None,
     n_boot: int = 1000, level: float = 0.95, seed: int = 0, strict: bool = False, group: dict | None = None,
 ) -> GapResult:
-    """``g = E(verbal) − E(token)`` (negative: verbal better calibrated) with a paired bootstrap CI.
+    """``g = E(verbal) − E(token)`` (negative: verbal better calibrated) with a paired bootstrap interval.
 
     ``card`` is the protocol card; fields left unspecified trigger a :class:`ProtocolWarning`
     (``strict=True``: :class:`~bayesrank.calibration.protocol.ProtocolIncompleteError`)."""
@@ -70,12 +78,21 @@ def calibration_gap(
         card = replace(card, estimator=estimator)
     card.check(strict=strict, where=", ".join(f"{k}={v}" for k, v in (group or {}).items()))
     bv, bt, bg = bootstrap_gap(estimator, verbal, token, correct, n_boot=n_boot, level=level, seed=seed)
-    return GapResult(group or {}, estimator, int(np.size(correct)), bv.to_dict(), bt.to_dict(), bg.estimate, (bg.lo, bg.hi), card)
+    return GapResult(group or {}, estimator, int(np.size(correct)), bv.to_dict(), bt.to_dict(), bg.estimate, (bg.lo, bg.hi),
+                     card, n_boot=int(n_boot), n_failed=int((~np.isfinite(bg.draws)).sum()))
 
 
 @dataclass
-class CalibrationReport:
-    """Everything one analysis produced: per-signal estimates, gaps with cards, posterior, exclusions."""
+class CalibrationReport(Result):
+    """Everything one analysis produced (the ``calibration`` result of the protocol).
+
+    ``table()`` is the gap table (one row per group × estimator: plug-in verbal/token/gap, paired
+    bootstrap interval, posterior mean and interval of the same functional, P(g < 0), protocol-card
+    status); ``signals`` holds per-signal estimates and the secondary scores; ``cards()`` the
+    protocol cards with missing fields; ``plot()`` the reliability diagrams; ``diagnostics``
+    combines the exact plug-in, the bootstrap and the posterior sampler."""
+
+    schema = "calibration"
 
     by: list[str]
     signals: pd.DataFrame
@@ -83,37 +100,150 @@ class CalibrationReport:
     results: list[GapResult]
     exclusions: dict
     posterior: object | None = None
-    reliability: dict = field(default_factory=dict)
+    records: ConfidenceRecords | None = None
+    level: float = 0.95
+    seed: int = 0
+    estimators: tuple = DEFAULT_ESTIMATORS
+    scores: tuple = DEFAULT_SCORES
+    score_failed: int = 0
+    score_boots: int = 0
+    _diag: Diagnostics | None = field(default=None, repr=False)
+
+    # ------------------------------------------------------------------ protocol
+    def table(self) -> pd.DataFrame:
+        """The gap table (columns named as in docs/glossary.md: ``*_lower``/``*_upper`` at ``level``)."""
+        return self.gaps.copy()
+
+    def cards(self) -> pd.DataFrame:
+        """One protocol card per group (estimator listed separately), missing fields flagged."""
+        rows, seen = [], set()
+        for r in self.results:
+            if r.cell in seen:
+                continue
+            seen.add(r.cell)
+            d = r.card.to_dict()
+            d.pop("estimator")
+            missing = [m for m in r.card.missing if m != "estimator"]
+            rows.append({**r.group, **d, "complete": not missing, "missing": ", ".join(missing)})
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        cols = [*self.by, "estimator", "n", "verbal", "token", "gap", "gap_lower", "gap_upper", "posterior_mean",
+                "posterior_lower", "posterior_upper", "p_gap_negative", "protocol_complete"]
+        tab = self.gaps[[c for c in cols if c in self.gaps.columns]]
+        lines = [f"calibration gap g = CE(verbal) - CE(token) (negative: verbal better calibrated); "
+                 f"{self.level:.0%} paired bootstrap interval"
+                 + ("; posterior of the same functional (paired model)" if self.posterior is not None else ""),
+                 tab.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+        incomplete = self.cards()
+        incomplete = incomplete[~incomplete["complete"]] if len(incomplete) else incomplete
+        for _, row in incomplete.iterrows():
+            name = "|".join(str(row[b]) for b in self.by) or "all"
+            lines.append(f"protocol card incomplete for {name}: {row['missing']} unspecified")
+        lines.append(self.diagnostics.line())
+        return "\n".join(lines)
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        if self._diag is None:
+            self._diag = _combined_diagnostics(self)
+        return self._diag
+
+    def shift_summary(self) -> pd.DataFrame:
+        """Mean absolute shift of the plug-in g along every grouping column that varies and along
+        the estimator (:func:`.shift.protocol_shift`); empty when nothing varies."""
+        from .shift import protocol_shift
+
+        axes = [b for b in self.by if self.gaps[b].nunique() > 1] + (["estimator"] if self.gaps["estimator"].nunique() > 1 else [])
+        if not axes:
+            return pd.DataFrame()
+        return protocol_shift(self.gaps[[*self.by, "estimator", "gap"]], axes, columns=[*self.by, "estimator"])[1]
 
     def to_dict(self) -> dict:
-        groups: dict[str, dict] = {}
-        for r in self.results:
-            key = "|".join(str(v) for v in r.group.values()) or "all"
-            g = groups.setdefault(key, {"group": r.group, "n": r.n, "estimators": {}, "scores": {}})
-            g["estimators"][r.estimator] = r.to_dict()
-        for _, row in self.signals[self.signals["estimator"].isin(list(SCORES))].iterrows():
-            key = "|".join(str(row[b]) for b in self.by) or "all"
-            groups[key]["scores"].setdefault(row["estimator"], {})[row["signal"]] = {
-                "estimate": row["value"], "ci": [row["lo"], row["hi"]]}
-        for key, g in groups.items():
-            first = next(iter(g["estimators"].values()))
-            g["gap"] = {k: v["gap"] for k, v in g["estimators"].items()}
-            g["p_gap_negative"] = {k: v["p_gap_negative"] for k, v in g["estimators"].items()}
-            g["protocol_card"] = {k: v for k, v in first["protocol_card"].items() if k != "estimator"}
-            g["protocol_card"]["estimators"] = list(g["estimators"])
-        out = {"by": self.by, "groups": groups, "exclusions": self.exclusions}
+        scores = self.signals[self.signals["estimator"].isin(list(SCORES))]
+        out = {
+            **self._envelope(),
+            "level": self.level,
+            "seed": self.seed,
+            "by": list(self.by),
+            "n_items": int(sum(r.n for r in self.results if r.estimator == self.results[0].estimator)),
+            "estimators": list(self.estimators),
+            "scores": list(self.scores),
+            "exclusions": self.exclusions,
+            "gaps": [r.to_dict() for r in self.results],
+            "secondary_scores": [
+                {"group": {b: str(row[b]) for b in self.by}, "signal": row["signal"], "score": row["estimator"],
+                 "estimate": row["value"], "lower": row["lo"], "upper": row["hi"], "n": int(row["n"])}
+                for _, row in scores.iterrows()],
+            "protocol_cards": [
+                {"group": {b: str(row[b]) for b in self.by}, **{k: row[k] for k in PROTOCOL_FIELDS},
+                 "complete": bool(row["complete"]), "missing": [m for m in row["missing"].split(", ") if m]}
+                for _, row in self.cards().iterrows()],
+            "shift_summary": self.shift_summary(),
+            "posterior": None,
+        }
         if self.posterior is not None:
-            out["posterior_diagnostics"] = self.posterior.diagnostics()
+            p = self.posterior
+            out["posterior"] = {
+                "model": "paired: logit P(correct | v, t) = alpha + f_v(logit v) + f_t(logit t), piecewise linear",
+                "item_weights": p.item_weights, "sampler": p.sampler,
+                "chains": int(p.idata["posterior"].sizes["chain"]), "draws": int(p.idata["posterior"].sizes["draw"]),
+                "posterior_predictive_check": p.ppc_summary()}
         return out
 
-    def table(self) -> pd.DataFrame:
-        """One row per (group, estimator): gap, bootstrap CI, posterior interval, P(g<0), card."""
-        return self.gaps
+    def plot(self, ax=None, group: str | None = None, n_bins: int = 10, **kwargs):
+        """Reliability diagrams (verbal | token) of every group — or of ``group`` (its cell name,
+        e.g. ``"prompt1"``) — with the paired posterior's expected accuracy per bin and its
+        posterior predictive band when a posterior was fitted. Returns the Figure."""
+        from .plots import reliability_diagrams
 
-    def __str__(self) -> str:
-        cols = [*self.by, "estimator", "verbal", "token", "gap", "gap_lo", "gap_hi", "post_mean", "post_lo", "post_hi", "p_gap_negative"]
-        cols = [c for c in cols if c in self.gaps.columns]
-        return self.gaps[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        if self.records is None:
+            raise InputError("this report was built without its records; nothing to plot")
+        groups = [(("|".join(map(str, k)) or "all"), g) for k, g in self.records.groups(self.by)]
+        kept = {r.cell for r in self.results}
+        groups = [(name, g) for name, g in groups if name in kept and (group is None or name == group)]
+        if not groups:
+            raise InputError(f"no group {group!r}; groups: {', '.join(sorted(kept))}")
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            fig, axes = plt.subplots(len(groups), 2, figsize=(9, 4.0 * len(groups)), sharey=True, squeeze=False)
+        else:
+            axes = np.atleast_2d(np.asarray(ax, dtype=object))
+            fig = axes.flat[0].figure
+        for row, (name, g) in zip(axes, groups):
+            reliability_diagrams(g["verbal"], g["token"], g["correct"], title=name, posterior=self.posterior, cell=name,
+                                 n_bins=n_bins, ax=row)
+        return fig
+
+    def plot_gaps(self, ax=None):
+        """Forest plot of g per group and estimator: bootstrap (plug-in) and posterior intervals."""
+        from .plots import gap_forest
+
+        return gap_forest(self.gaps, label_cols=[*self.by, "estimator"], ax=ax)
+
+
+PROTOCOL_FIELDS = ("elicitation_source", "scored_answer", "readout", "conditioning_context")
+
+
+def _combined_diagnostics(rep: CalibrationReport) -> Diagnostics:
+    """Plug-in estimators: exact. Paired bootstrap: resampling (failed = non-finite replicates,
+    excluded from the percentile interval). Posterior: NUTS R-hat / ESS / divergences."""
+    n_boot = sum(r.n_boot for r in rep.results) + rep.score_boots
+    n_failed = sum(r.n_failed for r in rep.results) + rep.score_failed
+    policy = "non-finite replicates excluded from the percentile interval"
+    boot = replace(Diagnostics.resampling("paired bootstrap", Diagnostics.exact("plug-in estimators"), n_boot, n_failed,
+                                          policy), optimizer_status="plug-in estimate exact")
+    parts = {"plug-in": Diagnostics.exact("plug-in estimators").to_dict(), "bootstrap": boot.to_dict()}
+    if rep.posterior is None:
+        return replace(boot, method="calibration: plug-in estimators (exact) + paired bootstrap",
+                       extra={"parts": parts})
+    post = rep.posterior.diagnostics
+    parts["posterior"] = post.to_dict()
+    msgs = tuple(post.messages) + tuple(boot.messages)
+    return replace(post, method=f"calibration: plug-in (exact) + paired bootstrap + {post.method}",
+                   converged=post.converged and boot.converged, messages=msgs, n_replicates=n_boot, n_failed=n_failed,
+                   failed_policy=policy, extra={"parts": parts})
 
 
 def analyze(
@@ -130,17 +260,21 @@ def analyze(
     strict: bool = False,
     min_items: int = 2,
 ) -> CalibrationReport:
-    """Gap per group × estimator (paired bootstrap CI), per-signal scores, and (``posterior=True``)
-    the monotone-curve posterior of every gap, all with protocol cards.
+    """Gap per group × estimator (paired bootstrap interval), per-signal scores, and
+    (``posterior=True``) the paired-model posterior of every gap's functional, with protocol cards.
 
-    Groups with fewer than ``min_items`` paired items are reported as excluded (never silently)."""
+    ``by`` columns must be in the data (:class:`InputError` otherwise). Groups with fewer than
+    ``min_items`` paired items are reported as excluded (never silently)."""
     by = [b for b in (by or []) if b]
+    estimators, scores = tuple(estimators), tuple(scores)
     for e in estimators:
         if e not in CALIBRATION_ERRORS:
             raise InputError(f"unknown estimator {e!r}; expected among {', '.join(CALIBRATION_ERRORS)}")
     for s in scores:
         if s not in SCORES:
             raise InputError(f"unknown score {s!r}; expected among {', '.join(SCORES)}")
+    if not 0 < level < 1:
+        raise InputError(f"--level {level}; expected a number strictly between 0 and 1")
     if len(records) == 0:
         raise InputError(f"no paired items left to analyse ({records.exclusions.report()})")
     excluded_groups = {}
@@ -153,9 +287,8 @@ def analyze(
         groups.append((name, dict(zip(by, key)), g))
     if not groups:
         raise InputError(f"every group has fewer than {min_items} paired items: {excluded_groups}")
-    exclusions = records.exclusions.to_dict()
+    exclusions = {**records.exclusions.to_dict(), "groups_too_small": excluded_groups}
     if excluded_groups:
-        exclusions["groups_too_small"] = excluded_groups
         warnings.warn(f"groups with fewer than {min_items} paired items excluded: {excluded_groups}", UserWarning, stacklevel=2)
 
     # protocol cards (checked once per group, before any heavy work, so strict fails fast)
@@ -175,6 +308,7 @@ def analyze(
         post_table = post.gap_summary(estimators)
 
     sig_rows, gap_rows, results = [], [], []
+    score_failed = score_boots = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ProtocolWarning)  # already reported once per group above
         for gi, (name, gdict, g) in enumerate(groups):
@@ -185,23 +319,27 @@ def analyze(
                 res = calibration_gap(v, t, y, est, card=card, n_boot=n_boot, level=level, seed=seed + 1000 * gi + ei, group=gdict)
                 if not post_table.empty:
                     row = post_table[(post_table["cell"] == name) & (post_table["estimator"] == est)]
-                    if len(row):
-                        res.posterior = row.iloc[0].to_dict()
+                    res.posterior = row.iloc[0].to_dict()
                 results.append(res)
                 for sig in ("verbal", "token"):
                     d = getattr(res, sig)
                     sig_rows.append({**gdict, "signal": sig, "estimator": est, "value": d["estimate"], "lo": d["ci"][0], "hi": d["ci"][1], "n": res.n})
+                p = res.posterior or {}
+                missing = [m for m in card.missing if m != "estimator"]
                 gap_rows.append({
                     **gdict, "estimator": est, "n": res.n, "verbal": res.verbal["estimate"], "token": res.token["estimate"],
-                    "gap": res.gap, "gap_lo": res.gap_ci[0], "gap_hi": res.gap_ci[1],
-                    "post_mean": (res.posterior or {}).get("post_mean", np.nan),
-                    "post_lo": (res.posterior or {}).get("post_lo", np.nan),
-                    "post_hi": (res.posterior or {}).get("post_hi", np.nan),
-                    "p_gap_negative": (res.posterior or {}).get("p_gap_negative", np.nan),
-                    **{f"card_{k}": val for k, val in card.to_dict().items() if k not in ("complete",)},
+                    "gap": res.gap, "gap_lower": res.gap_ci[0], "gap_upper": res.gap_ci[1],
+                    "posterior_mean": p.get("post_mean", np.nan), "posterior_lower": p.get("post_lo", np.nan),
+                    "posterior_upper": p.get("post_hi", np.nan), "p_gap_negative": p.get("p_gap_negative", np.nan),
+                    "protocol_complete": not missing, "protocol_missing": ", ".join(missing),
+                    **{f"card_{k}": val for k, val in card.to_dict().items() if k not in ("complete", "estimator")},
                 })
             for si, sc in enumerate(scores):
                 for sig, arr in (("verbal", v), ("token", t)):
                     b = bootstrap_estimator(sc, arr, y, n_boot=n_boot, level=level, seed=seed + 1000 * gi + 100 + si)
+                    score_failed += int((~np.isfinite(b.draws)).sum()) if np.isfinite(b.estimate) else 0
+                    score_boots += n_boot
                     sig_rows.append({**gdict, "signal": sig, "estimator": sc, "value": b.estimate, "lo": b.lo, "hi": b.hi, "n": len(y)})
-    return CalibrationReport(by, pd.DataFrame(sig_rows), pd.DataFrame(gap_rows), results, exclusions, post)
+    return CalibrationReport(by, pd.DataFrame(sig_rows), pd.DataFrame(gap_rows), results, exclusions, post, records,
+                             level=level, seed=seed, estimators=estimators, scores=scores, score_failed=score_failed,
+                             score_boots=score_boots)

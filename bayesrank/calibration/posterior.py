@@ -1,22 +1,33 @@
-"""Posterior of the calibration gap: a monotone calibration curve per (cell, signal) in PyMC.
+"""Posterior of the calibration gap from ONE paired model of both readouts of every item.
 
-Model (see ``models/calibration.md``). For curve k (one per cell × signal) with confidences c_i,
-x_i = logit(clip(c_i, 1e-4, 1 − 1e-4)) and knots κ_k0 < … < κ_kS at quantiles of x:
+Generative story (``models/calibration.md``). In each cell (a group of items, e.g. one model ×
+dataset × protocol setting), item i carries two confidences, verbal ``v_i`` and token ``t_i``,
+and ONE correctness ``y_i``:
 
-    y_i | c_i ~ Bernoulli(q_k(c_i)),   q_k(c) = sigmoid(a_k + Σ_s β_ks · ramp_ks(x)),
-    ramp_ks(x) = clip((x − κ_ks)/(κ_k,s+1 − κ_ks), 0, 1),   β_ks = (κ_k,s+1 − κ_ks) · slope_ks,
-    a_k ~ Normal(κ_k0, 2.5),   slope_ks ~ HalfNormal(2.5).
+    (v_i, t_i) ~ F                      F = the cell's item population (Bayesian bootstrap:
+                                        Dirichlet(1, …, 1) weights on the observed items)
+    y_i | v_i, t_i ~ Bernoulli(π_i),    logit π_i = α + f_v(x_{v,i}) + f_t(x_{t,i}),
+                                        x = logit(clip(c, 1e-4, 1 − 1e-4))
 
-Non-negative slopes make q_k non-decreasing in c (a degree-1 I-spline in logit space); slope 1
-on every segment with a_k = κ_k0 is perfect calibration. The likelihood runs on sufficient
-statistics (successes / trials at each distinct confidence).
+``f_s`` is piecewise linear in x with knots at the distinct values of x (when at most
+``n_knots``, e.g. a verbal scale 0.5/0.6/…/1.0: one free value per level) or at its
+``n_knots`` quantiles, ``f_s(κ_0) = 0``, slope ``b_{s,k}`` on segment k:
 
-Calibration errors are *derived quantities* of the curve, evaluated on the observed confidences
-with the noisy labels replaced by the curve's accuracy q_i (so they carry no label-noise bias):
-``ece``/``ece_em`` the binned functionals, ``ks`` the cumulative functional, and ``L1`` =
-mean_i |q(c_i) − c_i| (the population calibration error that ``kde`` and ``smece`` estimate).
-The gap is ``g = CE(verbal) − CE(token)`` per draw, giving its posterior mean, credible
-interval and P(g < 0).
+    α ~ Normal((κ_{v,0} + κ_{t,0}) / 2, 2.5),   b_{s,k} ~ Normal(1/2, 3/2)
+
+(centred on "both readouts calibrated and equally informative": logit π = x_v/2 + x_t/2).
+No monotonicity constraint (an anti-calibrated verbal scale is fitted as it is). Each y_i enters
+the likelihood once; the two readouts of an item stay paired.
+
+Gap. For every posterior draw (α, b) and Bayesian-bootstrap weight vector w, with p_i = π_i:
+
+    g = T_E(F_w, p; verbal) − T_E(F_w, p; token)
+
+where T_E is the formula of the plug-in estimator E (``ece``, ``ece_em``, ``ks``, ``smece``,
+``kde``) applied to the weighted items with labels replaced by p_i (:mod:`.functionals`).
+With w = 1 and p = y it *is* the plug-in estimate, so the posterior and the plug-in (with its
+paired bootstrap) estimate the same population functional. Both signals use the same (w, p)
+draw, so the posterior of g carries the pairing.
 """
 
 from __future__ import annotations
@@ -29,278 +40,357 @@ import pandas as pd
 from bayesrank.errors import InputError
 
 from .estimators import validate_pair
+from .functionals import EXPENSIVE, FUNCTIONALS
 
 SIGNALS = ("verbal", "token")
-POSTERIOR_FUNCTIONALS = {"ece": "ece", "ece_em": "ece_em", "ks": "ks", "kde": "L1", "smece": "L1", "L1": "L1"}
 _CLIP = 1e-4
+SLOPE_PRIOR = (0.5, 1.5)
+ALPHA_SD = 2.5
+MAX_EXPENSIVE_DRAWS = 400
 
 
 def _logit(c):
-    c = np.clip(c, _CLIP, 1 - _CLIP)
+    c = np.clip(np.asarray(c, float), _CLIP, 1 - _CLIP)
     return np.log(c / (1 - c))
 
 
+def _knots(x: np.ndarray, n_knots: int) -> np.ndarray:
+    u = np.unique(x)
+    return u if u.size <= n_knots else np.unique(np.quantile(x, np.linspace(0, 1, n_knots)))
+
+
 @dataclass
-class _Curve:
-    cell: str
-    signal: str
-    c_unique: np.ndarray  # distinct confidences
-    n: np.ndarray  # trials per distinct confidence
-    k: np.ndarray  # successes per distinct confidence
-    knots: np.ndarray
-    lik_c: np.ndarray  # likelihood levels (confidences rounded to ``resolution``)
-    lik_n: np.ndarray
-    lik_k: np.ndarray
+class PairedCell:
+    """One cell's items (exact confidences) and the knots of its two curves."""
+
+    name: str
+    verbal: np.ndarray
+    token: np.ndarray
+    correct: np.ndarray
+    knots: dict
+
+    @property
+    def n(self) -> int:
+        return int(self.correct.size)
+
+    def confidence(self, signal: str) -> np.ndarray:
+        return self.verbal if signal == "verbal" else self.token
 
 
-def _counts(c, y):
-    cu, inv = np.unique(c, return_inverse=True)
-    return cu, np.bincount(inv, minlength=cu.size).astype(float), np.bincount(inv, weights=y, minlength=cu.size)
+@dataclass
+class _Layout:
+    """Rows (distinct (cell, v, t)) and how the linear predictor of each row is assembled:
+    ``η = α[cell] + Σ_s (cum[g_s] − cum[s0_s] + b[g_s]·dx_s)``, ``cum`` = cumulative b·width."""
+
+    cell: np.ndarray
+    g: np.ndarray  # (2, rows) global segment holding x (pad index for a constant signal)
+    s0: np.ndarray  # (2, rows) first segment of the row's curve
+    dx: np.ndarray  # (2, rows) x − κ_g clipped to [0, width_g]
+    widths: np.ndarray  # (n_seg,)
+    seg_curve: list  # (cell, signal) of every segment
+    trials: np.ndarray
+    successes: np.ndarray
+    item_row: dict  # cell name -> row index of every item
 
 
-def _make_curve(cell, signal, c, y, n_knots, resolution):
-    cu, n, k = _counts(c, y)
-    if resolution:
-        lc, ln, lk = _counts(np.clip(np.round(c / resolution) * resolution, 0.0, 1.0), y)
-    else:
-        lc, ln, lk = cu, n, k
-    x = _logit(c)
-    knots = np.unique(np.quantile(x, np.linspace(0, 1, n_knots)))
-    return _Curve(cell, signal, cu, n, k, knots, lc, ln, lk)
+def _layout(cells: list[PairedCell]) -> _Layout:
+    widths, seg_curve, start = [], [], 0
+    parts = []
+    item_row, offset = {}, 0
+    for ci, cell in enumerate(cells):
+        xv, xt = _logit(cell.verbal), _logit(cell.token)
+        rows, inv = np.unique(np.column_stack([xv, xt]), axis=0, return_inverse=True)
+        inv = inv.ravel()
+        item_row[cell.name] = offset + inv
+        offset += rows.shape[0]
+        g_s, s0_s, dx_s = [], [], []
+        for si, sig in enumerate(SIGNALS):
+            kn = cell.knots[sig]
+            ns = max(kn.size - 1, 0)
+            x = rows[:, si]
+            if ns == 0:
+                g_s.append(np.full(x.size, -1))
+                s0_s.append(np.full(x.size, -1))
+                dx_s.append(np.zeros(x.size))
+                continue
+            loc = np.clip(np.searchsorted(kn, x, side="right") - 1, 0, ns - 1)
+            w = np.diff(kn)
+            g_s.append(start + loc)
+            s0_s.append(np.full(x.size, start))
+            dx_s.append(np.clip(x - kn[loc], 0.0, w[loc]))
+            widths.extend(w)
+            seg_curve.extend([(cell.name, sig)] * ns)
+            start += ns
+        trials = np.bincount(inv, minlength=rows.shape[0]).astype(float)
+        succ = np.bincount(inv, weights=cell.correct, minlength=rows.shape[0])
+        parts.append((np.full(rows.shape[0], ci), np.vstack(g_s), np.vstack(s0_s), np.vstack(dx_s), trials, succ))
+    pad = start  # index of a zero-width, zero-slope pad segment
+    cell_idx = np.concatenate([p[0] for p in parts])
+    g = np.concatenate([p[1] for p in parts], axis=1)
+    s0 = np.concatenate([p[2] for p in parts], axis=1)
+    g[g < 0], s0[s0 < 0] = pad, pad
+    return _Layout(cell_idx, g, s0, np.concatenate([p[3] for p in parts], axis=1), np.asarray(widths, float),
+                   seg_curve, np.concatenate([p[4] for p in parts]), np.concatenate([p[5] for p in parts]), item_row)
 
 
-def _ramps(x: np.ndarray, knots: np.ndarray) -> np.ndarray:
-    if knots.size < 2:
-        return np.zeros((x.size, 0))
-    lo, hi = knots[:-1], knots[1:]
-    return np.clip((x[:, None] - lo[None, :]) / (hi - lo)[None, :], 0.0, 1.0)
+def _eta(alpha, slope, lay: _Layout, xp=np):
+    """Linear predictor of every row for ``alpha`` (cells) and ``slope`` (segments); numpy draws
+    (leading sample axis) or pytensor tensors (``xp=None``)."""
+    if xp is np:
+        zero = np.zeros(slope.shape[:-1] + (1,))
+        b = np.concatenate([slope, zero], axis=-1)
+        cum = np.concatenate([zero, np.cumsum(slope * lay.widths, axis=-1)], axis=-1)  # index pad = total
+        eta = alpha[..., lay.cell]
+        for s in range(2):
+            g, s0 = lay.g[s], lay.s0[s]
+            eta = eta + cum[..., g] - cum[..., s0] + b[..., g] * lay.dx[s]
+        return eta
+    import pytensor.tensor as pt
+
+    b = pt.concatenate([slope, pt.zeros(1)])
+    cum = pt.concatenate([pt.zeros(1), pt.cumsum(slope * lay.widths)])
+    eta = alpha[lay.cell]
+    for s in range(2):
+        eta = eta + cum[lay.g[s]] - cum[lay.s0[s]] + b[lay.g[s]] * lay.dx[s]
+    return eta
+
+
+def _parse_cells(cells: dict[str, tuple], n_knots: int) -> list[PairedCell]:
+    parsed = []
+    for name, (v, t, y) in cells.items():
+        v, y = validate_pair(v, y, name=f"verbal confidence [{name}]")
+        t, _ = validate_pair(t, y, name=f"token confidence [{name}]")
+        knots = {"verbal": _knots(_logit(v), n_knots), "token": _knots(_logit(t), n_knots)}
+        parsed.append(PairedCell(str(name), v, t, y, knots))
+    if not parsed:
+        raise InputError("no cells to fit")
+    return parsed
+
+
+def build_paired_model(cells: dict[str, tuple], n_knots: int = 6, data_containers: bool = False):
+    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, cells, layout)."""
+    import pymc as pm
+
+    parsed = _parse_cells(cells, n_knots)
+    lay = _layout(parsed)
+    alpha_mu = np.array([(c.knots["verbal"][0] + c.knots["token"][0]) / 2 for c in parsed])
+    n_seg = lay.widths.size
+    coords = {"cell": [c.name for c in parsed], "segment": [f"{c}|{s}|{k}" for k, (c, s) in enumerate(lay.seg_curve)],
+              "row": np.arange(lay.trials.size)}
+    with pm.Model(coords=coords) as model:
+        if data_containers:  # swap data of the same shapes without recompiling (simulation studies)
+            lay_t = _Layout(*(pm.Data(f"layout_{k}", getattr(lay, k)) for k in _DATA_FIELDS), lay.seg_curve,
+                            pm.Data("layout_trials", lay.trials), None, lay.item_row)
+            alpha_mu = pm.Data("alpha_mu", alpha_mu)
+            observed = pm.Data("layout_successes", lay.successes)
+        else:
+            lay_t, observed = lay, lay.successes
+        alpha = pm.Normal("alpha", mu=alpha_mu, sigma=ALPHA_SD, dims="cell")
+        if n_seg:
+            slope = pm.Normal("slope", mu=SLOPE_PRIOR[0], sigma=SLOPE_PRIOR[1], dims="segment")
+        else:
+            import pytensor.tensor as pt
+
+            slope = pt.zeros(0)
+        eta = _eta(alpha, slope, lay_t, xp=None)
+        pm.Binomial("correct", n=lay_t.trials, logit_p=eta, observed=observed, dims="row")
+    return model, parsed, lay
+
+
+_DATA_FIELDS = ("cell", "g", "s0", "dx", "widths")
+
+
+def layout_data(cells: dict[str, tuple], n_knots: int = 6) -> tuple[dict, list[PairedCell], _Layout]:
+    """The data-container values of :func:`build_paired_model` (``data_containers=True``) for new
+    cells of the same shapes, for ``nutpie``'s ``with_data``."""
+    parsed = _parse_cells(cells, n_knots)
+    lay = _layout(parsed)
+    data = {f"layout_{k}": getattr(lay, k) for k in _DATA_FIELDS}
+    data.update(layout_trials=lay.trials, layout_successes=lay.successes,
+                alpha_mu=np.array([(c.knots["verbal"][0] + c.knots["token"][0]) / 2 for c in parsed]))
+    return data, parsed, lay
+
+
+def sample_model(model, *, draws=1000, tune=1000, chains=2, seed=0, nuts_sampler="auto", target_accept=0.9,
+                 progressbar=False):
+    """NUTS with ``chains`` chains on one core; ``nuts_sampler``: ``pymc``, ``nutpie`` or ``auto``
+    (nutpie when installed). Returns the posterior DataTree."""
+    import pymc as pm
+
+    if nuts_sampler == "auto":
+        try:
+            import nutpie  # noqa: F401
+
+            nuts_sampler = "nutpie"
+        except ImportError:
+            nuts_sampler = "pymc"
+    with model:  # nutpie: low-rank mass matrix adaptation (the knot slopes are correlated)
+        kw = {"nuts_sampler_kwargs": {"adaptation": "low_rank"}} if nuts_sampler == "nutpie" else {"target_accept": target_accept}
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=progressbar,
+                         compute_convergence_checks=False, nuts_sampler=nuts_sampler, **kw), nuts_sampler
 
 
 @dataclass
 class GapPosterior:
-    """Fitted gap posterior: the PyMC model, its DataTree and per-curve data."""
+    """The fitted paired model: DataTree, cells, and the gap functionals of its draws."""
 
-    model: object
     idata: object
-    curves: list[_Curve]
-    cells: list[str]
+    cells: list[PairedCell]
+    layout: _Layout
     level: float = 0.95
-    _q: dict = field(default_factory=dict, repr=False)
+    seed: int = 0
+    item_weights: str = "bayesian_bootstrap"
+    sampler: str = "pymc"
+    model: object = None
+    max_expensive_draws: int = MAX_EXPENSIVE_DRAWS
+    _cache: dict = field(default_factory=dict, repr=False)
 
-    def curve_draws(self, cell: str, signal: str) -> np.ndarray:
-        """Posterior draws (draws × distinct confidences) of the curve's accuracy q(c)."""
-        key = (cell, signal)
-        if key not in self._q:
-            post = self.idata["posterior"]
-            a = post["a"].values.reshape(-1, len(self.curves))
-            beta = post["beta"].values.reshape(a.shape[0], -1)
-            j = self._curve_index(cell, signal)
-            lo, hi = self._offsets[j], self._offsets[j + 1]
-            sub = tuple(arr[lo:hi] for arr in self._layout[:4])
-            self._q[key] = 1 / (1 + np.exp(-_curve_eta(a, beta, sub)))
-        return self._q[key]
-
-    def diagnostics(self) -> dict:
-        """Sampler diagnostics: divergences, max R-hat and min bulk ESS over ``a`` and ``slope``."""
-        import arviz as az
-
-        summ = az.summary(self.idata, var_names=["a", "slope"])
-        div = int(np.asarray(self.idata["sample_stats"]["diverging"]).sum())
-        return {"divergences": div, "max_r_hat": float(summ["r_hat"].max()), "min_ess_bulk": float(summ["ess_bulk"].min())}
-
-    def _curve_index(self, cell, signal):
-        for j, cv in enumerate(self.curves):
-            if cv.cell == cell and cv.signal == signal:
-                return j
-        raise KeyError((cell, signal))
-
+    # ------------------------------------------------------------------ draws
     @property
-    def _offsets(self):
-        return np.concatenate([[0], np.cumsum([cv.c_unique.size for cv in self.curves])])
+    def cell_names(self) -> list[str]:
+        return [c.name for c in self.cells]
 
-    def functional_draws(self, cell: str, signal: str, functional: str, n_bins: int = 10) -> np.ndarray:
-        """Draws of a calibration functional of the posterior curve (see module docstring)."""
-        cv = self.curves[self._curve_index(cell, signal)]
-        q = self.curve_draws(cell, signal)
-        c, w = cv.c_unique, cv.n
-        N = w.sum()
-        resid = (q - c[None, :]) * w[None, :]
-        if functional in ("ece", "ece_em"):
-            if functional == "ece":
-                edges = np.linspace(0, 1, n_bins + 1)
+    def cell(self, name: str) -> PairedCell:
+        for c in self.cells:
+            if c.name == name:
+                return c
+        raise InputError(f"no cell {name!r}; cells: {', '.join(self.cell_names)}")
+
+    def _params(self):
+        post = self.idata["posterior"]
+        alpha = np.asarray(post["alpha"]).reshape(-1, len(self.cells))
+        if "slope" in post:
+            slope = np.asarray(post["slope"]).reshape(alpha.shape[0], -1)
+        else:
+            slope = np.zeros((alpha.shape[0], 0))
+        return alpha, slope
+
+    def probability_draws(self, cell: str) -> np.ndarray:
+        """Draws × items: p_i = P(y_i = 1 | v_i, t_i) for every item of ``cell``."""
+        key = ("p", cell)
+        if key not in self._cache:
+            alpha, slope = self._params()
+            eta = _eta(alpha, slope, self.layout)[:, self.layout.item_row[cell]]
+            self._cache[key] = 1.0 / (1.0 + np.exp(-eta))
+        return self._cache[key]
+
+    def weight_draws(self, cell: str) -> np.ndarray:
+        """Draws × items: Bayesian-bootstrap weights (Dirichlet(1,…,1) × n), or ones when
+        ``item_weights="observed"`` (the functional of the observed items only)."""
+        key = ("w", cell)
+        if key not in self._cache:
+            d = self.probability_draws(cell).shape[0]
+            n = self.cell(cell).n
+            if self.item_weights == "observed":
+                w = np.ones((d, n))
             else:
-                edges = np.percentile(np.repeat(c, w.astype(int)), np.linspace(0, 100, n_bins + 1))
-            ids = np.searchsorted(edges[1:-1], c)
-            M = np.zeros((c.size, n_bins))
-            M[np.arange(c.size), ids] = 1.0
-            return np.abs(resid @ M).sum(axis=1) / N
-        if functional == "ks":
-            return np.max(np.abs(np.cumsum(resid, axis=1)), axis=1) / N
-        if functional == "L1":
-            return np.abs(q - c[None, :]) @ w / N
-        raise InputError(f"unknown posterior functional {functional!r}")
+                rng = np.random.default_rng([self.seed, self.cell_names.index(cell)])
+                w = rng.standard_exponential((d, n))
+                w *= n / w.sum(axis=1, keepdims=True)
+            self._cache[key] = w
+        return self._cache[key]
 
+    def functional_draws(self, cell: str, signal: str, estimator: str) -> np.ndarray:
+        """Draws of the estimator's functional for one signal (:mod:`.functionals`); the
+        expensive ones (smece, kde) on at most ``MAX_EXPENSIVE_DRAWS`` evenly thinned draws,
+        the same draws for both signals (``max_expensive_draws``)."""
+        if estimator not in FUNCTIONALS:
+            raise InputError(f"no posterior functional for {estimator!r}; expected one of {', '.join(FUNCTIONALS)}")
+        key = ("f", cell, signal, estimator)
+        if key not in self._cache:
+            p, w = self.probability_draws(cell), self.weight_draws(cell)
+            idx = self.draw_index(cell, estimator)
+            self._cache[key] = FUNCTIONALS[estimator](self.cell(cell).confidence(signal), p[idx], w[idx])
+        return self._cache[key]
+
+    def draw_index(self, cell: str, estimator: str) -> np.ndarray:
+        d = self.probability_draws(cell).shape[0]
+        if estimator in EXPENSIVE and d > self.max_expensive_draws:
+            return np.unique(np.linspace(0, d - 1, self.max_expensive_draws).round().astype(int))
+        return np.arange(d)
+
+    def gap_draws(self, cell: str, estimator: str) -> np.ndarray:
+        return self.functional_draws(cell, "verbal", estimator) - self.functional_draws(cell, "token", estimator)
+
+    # ------------------------------------------------------------------ summaries
     def gap_summary(self, estimators=("ece", "kde", "ks", "smece")) -> pd.DataFrame:
-        """Per cell and estimator: posterior of CE(verbal), CE(token) and g, with P(g < 0)."""
+        """Per cell and estimator: posterior means of T(verbal), T(token), and of g with its
+        equal-tailed interval at ``level`` and P(g < 0)."""
         a = (1 - self.level) / 2
         rows = []
-        for cell in self.cells:
+        for cell in self.cell_names:
             for est in estimators:
-                fnl = POSTERIOR_FUNCTIONALS.get(est)
-                if fnl is None:
-                    continue
-                dv = self.functional_draws(cell, "verbal", fnl)
-                dt = self.functional_draws(cell, "token", fnl)
+                dv = self.functional_draws(cell, "verbal", est)
+                dt = self.functional_draws(cell, "token", est)
                 g = dv - dt
-                rows.append(
-                    dict(
-                        cell=cell, estimator=est, functional=fnl,
-                        verbal_mean=dv.mean(), token_mean=dt.mean(),
-                        post_mean=g.mean(), post_lo=np.quantile(g, a), post_hi=np.quantile(g, 1 - a),
-                        p_gap_negative=float(np.mean(g < 0)),
-                    )
-                )
+                rows.append(dict(cell=cell, estimator=est, functional=f"{est} on (c, P(correct), item weights)",
+                                 verbal_mean=float(dv.mean()), token_mean=float(dt.mean()), post_mean=float(g.mean()),
+                                 post_lo=float(np.quantile(g, a)), post_hi=float(np.quantile(g, 1 - a)),
+                                 p_gap_negative=float(np.mean(g < 0)), n_draws=int(g.size)))
         return pd.DataFrame(rows)
 
-    def reliability(self, cell: str, signal: str, n_bins: int = 10, seed: int = 0) -> pd.DataFrame:
-        """Posterior predictive reliability table: per equal-width bin the observed accuracy, the
-        mean confidence, and the 5/50/95% quantiles of the replicated accuracy y_rep ~ Bin(n, q)."""
-        cv = self.curves[self._curve_index(cell, signal)]
-        q = self.curve_draws(cell, signal)
+    @property
+    def diagnostics(self):
+        from bayesrank.protocol import Diagnostics
+
+        names = ["alpha"] + (["slope"] if "slope" in self.idata["posterior"] else [])
+        return Diagnostics.sampler(f"NUTS ({self.sampler}), paired calibration model", self.idata, var_names=names)
+
+    def reliability(self, cell: str, signal: str, n_bins: int = 10, seed: int = 0, band: float = 0.9) -> pd.DataFrame:
+        """Per equal-width bin of ``signal``: observed accuracy, the model's expected accuracy
+        (posterior mean and ``band`` interval of mean p_i over the bin's items) and the ``band``
+        interval of the replicated accuracy (y_rep ~ Bernoulli(p), the posterior predictive check)."""
+        cl = self.cell(cell)
+        c = cl.confidence(signal)
+        p = self.probability_draws(cell)
         rng = np.random.default_rng(seed)
-        yrep = rng.binomial(cv.n.astype(int)[None, :], q)
-        ids = np.searchsorted(np.linspace(0, 1, n_bins + 1)[1:-1], cv.c_unique)
+        yrep = rng.uniform(size=p.shape) < p
+        ids = np.searchsorted(np.linspace(0, 1, n_bins + 1)[1:-1], c)
+        lo_q, hi_q = (1 - band) / 2, 1 - (1 - band) / 2
         rows = []
         for b in range(n_bins):
             m = ids == b
-            nb = cv.n[m].sum()
+            nb = int(m.sum())
             if nb == 0:
                 continue
-            rep = yrep[:, m].sum(axis=1) / nb
-            curve = (q[:, m] * cv.n[m]).sum(axis=1) / nb
-            rows.append(
-                dict(bin=b, n=int(nb), confidence=float((cv.c_unique[m] * cv.n[m]).sum() / nb),
-                     observed=float(cv.k[m].sum() / nb), curve_mean=float(curve.mean()),
-                     rep_lo=float(np.quantile(rep, 0.05)), rep_median=float(np.median(rep)), rep_hi=float(np.quantile(rep, 0.95)))
-            )
+            exp_acc = p[:, m].mean(axis=1)
+            rep = yrep[:, m].mean(axis=1)
+            rows.append(dict(bin=b, n=nb, confidence=float(c[m].mean()), observed=float(cl.correct[m].mean()),
+                             expected_mean=float(exp_acc.mean()), expected_lo=float(np.quantile(exp_acc, lo_q)),
+                             expected_hi=float(np.quantile(exp_acc, hi_q)), rep_lo=float(np.quantile(rep, lo_q)),
+                             rep_hi=float(np.quantile(rep, hi_q))))
         return pd.DataFrame(rows)
 
-    def curve_on_grid(self, cell: str, signal: str, grid=None) -> pd.DataFrame:
-        """Posterior mean and 90% band of q(c) on a grid of confidences (for plots)."""
-        grid = np.linspace(0.005, 0.995, 100) if grid is None else np.asarray(grid)
-        j = self._curve_index(cell, signal)
-        cv = self.curves[j]
-        post = self.idata["posterior"]
-        a = post["a"].values.reshape(-1, len(self.curves))[:, j]
-        beta = post["beta"].values.reshape(-1, post["beta"].shape[-1])
-        start = int(self._layout[2][self._offsets[j]])
-        ns = max(cv.knots.size - 1, 0)
-        R = _ramps(_logit(grid), cv.knots)
-        eta = a[:, None] + (beta[:, start : start + ns] @ R.T if ns else 0.0)
-        q = 1 / (1 + np.exp(-eta))
-        return pd.DataFrame(dict(confidence=grid, mean=q.mean(0), lo=np.quantile(q, 0.05, axis=0), hi=np.quantile(q, 0.95, axis=0)))
-
-    _layout: tuple = field(default=(), repr=False)
-
-
-def _level_layout(curves, attr: str = "c_unique"):
-    """For every (curve, distinct confidence) level: curve index, global segment index, the index of
-    the curve's first segment and the fractional position inside the segment. With these,
-    ``Σ_s β_s ramp_s(x) = Σ_{s0 ≤ s < g} β_s + β_g · frac`` (ramps below are 1, above are 0)."""
-    seg_start, widths, start = [], [], 0
-    curve_idx, gseg, s0, frac = [], [], [], []
-    for j, cv in enumerate(curves):
-        ns = max(cv.knots.size - 1, 0)
-        seg_start.append(start)
-        widths.extend(np.diff(cv.knots))
-        x = _logit(getattr(cv, attr))
-        if ns == 0:
-            g = np.zeros(x.size, dtype=int)
-            f = np.zeros(x.size)
-            first = 0
-        else:
-            loc = np.clip(np.searchsorted(cv.knots, x, side="right") - 1, 0, ns - 1)
-            f = np.clip((x - cv.knots[loc]) / (cv.knots[loc + 1] - cv.knots[loc]), 0.0, 1.0)
-            g = start + loc
-            first = start
-        curve_idx.append(np.full(x.size, j))
-        gseg.append(g)
-        s0.append(np.full(x.size, first))
-        frac.append(f)
-        start += ns
-    return (np.concatenate(curve_idx), np.concatenate(gseg), np.concatenate(s0), np.concatenate(frac),
-            np.asarray(widths, dtype=float), start)
-
-
-def _curve_eta(a, beta, layout, xp=np):
-    """Linear predictor of every level for parameters ``a`` (curves) and ``beta`` (segments);
-    works for numpy draws (leading sample axes) and pytensor tensors."""
-    curve_idx, gseg, s0, frac = layout[:4]
-    if xp is np:
-        zero = np.zeros(beta.shape[:-1] + (1,))
-        cum = np.concatenate([zero, np.cumsum(beta, axis=-1)], axis=-1)
-        bpad = np.concatenate([beta, zero], axis=-1)
-        return a[..., curve_idx] + cum[..., gseg] - cum[..., s0] + bpad[..., gseg] * frac
-    import pytensor.tensor as pt
-
-    cum = pt.concatenate([pt.zeros(1), pt.cumsum(beta)])
-    bpad = pt.concatenate([beta, pt.zeros(1)])
-    return a[curve_idx] + cum[gseg] - cum[s0] + bpad[gseg] * frac
-
-
-def build_gap_model(cells: dict[str, tuple], n_knots: int = 6, resolution: float | None = 1e-3):
-    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, curves, layout).
-
-    The likelihood aggregates items whose confidences agree after rounding to ``resolution``
-    (default 0.001; ``None``: exact distinct values). The returned ``layout`` is for the exact
-    distinct confidences, on which every derived quantity is evaluated."""
-    import pymc as pm
-
-    curves: list[_Curve] = []
-    for name, (v, t, y) in cells.items():
-        v, y = validate_pair(v, y, name=f"verbal confidence [{name}]")
-        t, _ = validate_pair(t, y, name=f"token confidence [{name}]")
-        curves.append(_make_curve(name, "verbal", v, y, n_knots, resolution))
-        curves.append(_make_curve(name, "token", t, y, n_knots, resolution))
-    layout = _level_layout(curves, "lik_c")
-    widths, n_seg = layout[4], layout[5]
-    n_trials = np.concatenate([cv.lik_n for cv in curves])
-    k_succ = np.concatenate([cv.lik_k for cv in curves])
-    first_knot = np.array([cv.knots[0] for cv in curves])
-    coords = {"curve": [f"{cv.cell}|{cv.signal}" for cv in curves], "segment": [f"s{s}" for s in range(max(n_seg, 1))],
-              "level": np.arange(n_trials.size)}
-    with pm.Model(coords=coords) as model:
-        a = pm.Normal("a", mu=first_knot, sigma=2.5, dims="curve")
-        slope = pm.HalfNormal("slope", sigma=2.5, dims="segment")
-        w = widths if n_seg else np.zeros(1)
-        beta = pm.Deterministic("beta", slope * w, dims="segment")
-        eta = _curve_eta(a, beta, layout, xp=None)
-        pm.Binomial("successes", n=n_trials, logit_p=eta, observed=k_succ, dims="level")
-    return model, curves, _level_layout(curves, "c_unique")
+    def ppc_summary(self, n_bins: int = 10, band: float = 0.9) -> pd.DataFrame:
+        """Per cell and signal: bins whose observed accuracy lies outside the ``band`` posterior predictive interval."""
+        rows = []
+        for cell in self.cell_names:
+            for sig in SIGNALS:
+                rel = self.reliability(cell, sig, n_bins=n_bins, band=band)
+                out = (rel["observed"] < rel["rep_lo"]) | (rel["observed"] > rel["rep_hi"])
+                rows.append(dict(cell=cell, signal=sig, bins=len(rel), bins_outside=int(out.sum()),
+                                 items_in_bins_outside=int(rel.loc[out, "n"].sum())))
+        return pd.DataFrame(rows)
 
 
 def fit_gap_posterior(
     cells: dict[str, tuple],
     *,
     n_knots: int = 6,
-    resolution: float | None = 1e-3,
-    draws: int = 500,
-    tune: int = 500,
+    draws: int = 1000,
+    tune: int = 1000,
     chains: int = 2,
     seed: int = 0,
     level: float = 0.95,
-    progressbar: bool = False,
-    nuts_sampler: str = "pymc",
+    item_weights: str = "bayesian_bootstrap",
+    nuts_sampler: str = "auto",
     target_accept: float = 0.9,
+    progressbar: bool = False,
 ) -> GapPosterior:
-    """Fit the monotone-curve model by NUTS (``chains`` sequential chains, explicit ``seed``)."""
-    import pymc as pm
-
-    model, curves, layout = build_gap_model(cells, n_knots=n_knots, resolution=resolution)
-    with model:
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False, nuts_sampler=nuts_sampler,
-                          target_accept=target_accept)
-    gp = GapPosterior(model, idata, curves, list(cells), level)
-    gp._layout = layout
-    return gp
+    """Fit the paired model by NUTS (explicit ``seed``) and return the :class:`GapPosterior`."""
+    if item_weights not in ("bayesian_bootstrap", "observed"):
+        raise InputError(f"item_weights {item_weights!r}; expected 'bayesian_bootstrap' or 'observed'")
+    model, parsed, lay = build_paired_model(cells, n_knots=n_knots)
+    idata, used = sample_model(model, draws=draws, tune=tune, chains=chains, seed=seed, nuts_sampler=nuts_sampler,
+                               target_accept=target_accept, progressbar=progressbar)
+    return GapPosterior(idata, parsed, lay, level=level, seed=seed, item_weights=item_weights, sampler=used, model=model)

@@ -46,6 +46,9 @@ class ConfidenceRecords:
     frame: pd.DataFrame
     exclusions: ExclusionLog = field(default_factory=ExclusionLog)
     extra_axes: tuple[str, ...] = ()
+    #: columns whose values came from the data or an explicit constant (not the ``unspecified`` filler);
+    #: ``None``: every column of ``frame``
+    provided: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -54,47 +57,67 @@ class ConfidenceRecords:
     def axes(self) -> tuple[str, ...]:
         return PROTOCOL_AXES + tuple(self.extra_axes)
 
+    @property
+    def columns(self) -> list[str]:
+        """Columns a user can group by: those present in the data (or given as constants)."""
+        cols = [c for c in self.frame.columns if c not in ("correct", "verbal", "token")]
+        return cols if self.provided is None else [c for c in cols if c in self.provided]
+
     def groups(self, by) -> list[tuple[tuple, pd.DataFrame]]:
+        """``(key, rows)`` per group of the columns ``by``; a column absent from the data is an
+        :class:`InputError` (it is never grouped as one ``unspecified`` group)."""
         by = list(by or [])
         if not by:
             return [((), self.frame)]
         for col in by:
-            if col not in self.frame.columns:
-                raise InputError(f"--by column {col!r} not in records; available: {', '.join(self.frame.columns)}")
+            if col not in self.columns:
+                raise InputError(f"--by column {col!r} is not in the data; columns you can group by: "
+                                 f"{', '.join(self.columns) or '(none)'}")
         return [((k if isinstance(k, tuple) else (k,)), g) for k, g in self.frame.groupby(by, sort=True, dropna=False)]
 
     def summary(self) -> str:
         return f"{len(self.frame)} paired items; {self.exclusions.report()}"
 
 
-def _as_correct(values: pd.Series, col: str, log: ExclusionLog) -> pd.Series:
-    """Map booleans / 0-1 / 'true'-'false' strings to 0/1; NaN is counted, anything else is an error."""
+def _as_correct(values: pd.Series, col: str, log: ExclusionLog, exclude_invalid: bool = False) -> pd.Series:
+    """Map booleans / 0-1 / 'true'-'false' strings to 0/1; NaN is counted; anything else is an
+    :class:`InputError` (or, with ``exclude_invalid``, counted and set to NaN)."""
     mapping = {"true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0, "yes": 1.0, "no": 0.0}
-    out = []
+    out, invalid = [], []
     for idx, v in values.items():
         if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
             out.append(np.nan)
-        elif isinstance(v, (bool, np.bool_)):
+            continue
+        if isinstance(v, (bool, np.bool_)):
             out.append(float(v))
-        elif isinstance(v, (int, float, np.integer, np.floating)):
-            if v not in (0, 1):
-                raise InputError(f"column {col!r}, row {idx}: correctness {float(v):g}; expected binary 0/1 or True/False")
-            out.append(float(v))
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            ok, val, shown = v in (0, 1), float(v), f"{float(v):g}"
         else:
             key = str(v).strip().lower()
-            if key not in mapping:
-                raise InputError(f"column {col!r}, row {idx}: correctness {v!r}; expected binary 0/1 or True/False")
-            out.append(mapping[key])
+            ok, val, shown = key in mapping, mapping.get(key, np.nan), repr(v)
+        if not ok:
+            if not exclude_invalid:
+                raise InputError(f"column {col!r}, row {idx}: correctness {shown}; expected binary 0/1 or True/False")
+            invalid.append(idx)
+            val = np.nan
+        out.append(val)
     s = pd.Series(out, index=values.index, dtype=float)
-    log.add(f"missing correctness ({col})", int(s.isna().sum()), list(s.index[s.isna()][:5]))
+    log.add(f"invalid correctness ({col}): not binary", len(invalid), invalid[:5])
+    missing = s.isna() & ~s.index.isin(invalid)
+    log.add(f"missing correctness ({col})", int(missing.sum()), list(s.index[missing][:5]))
     return s
 
 
-def _check_unit_interval(s: pd.Series, col: str) -> None:
+def _check_unit_interval(s: pd.Series, col: str, log: ExclusionLog | None = None, exclude_invalid: bool = False) -> pd.Series:
+    """``s`` with values outside [0, 1] an :class:`InputError` (or, with ``exclude_invalid``, counted and NaN)."""
     bad = s.notna() & ((s < 0) | (s > 1) | ~np.isfinite(s.fillna(0.5)))
-    if bad.any():
+    if bad.any() and not exclude_invalid:
         idx = s.index[bad][0]
         raise InputError(f"column {col!r}, row {idx}: confidence {float(s[idx]):g} outside [0, 1]; expected a probability")
+    if log is not None:
+        log.add(f"invalid confidence ({col}): outside [0, 1]", int(bad.sum()), list(s.index[bad][:5]))
+    return s.where(~bad)
 
 
 def _parse_logprob_cell(v, idx, col):
@@ -124,6 +147,7 @@ def from_frame(
     word_map: Mapping[str, float] | None = None,
     integer_scale: float | None = 100,
     defaults: Mapping[str, str] | None = None,
+    exclude_invalid: bool = False,
 ) -> ConfidenceRecords:
     """Validate a table into :class:`ConfidenceRecords`.
 
@@ -132,6 +156,9 @@ def from_frame(
     Protocol fields come from columns named ``provenance``/``scored_answer``/``readout``/``context``
     when present, else from ``protocol`` (constants), else ``defaults``, else ``"unspecified"``.
     Verbal values may be numbers or text (parsed by :func:`bayesrank.calibration.verbal.parse_verbal`).
+    Impossible values (confidence outside [0, 1], non-binary correctness, a non-numeric token
+    probability) raise :class:`InputError` naming row and column; with ``exclude_invalid=True`` those
+    rows are dropped and counted by reason instead.
     """
     if len(df) == 0:
         raise InputError("no rows: the confidence table is empty")
@@ -142,30 +169,35 @@ def from_frame(
         raise InputError("give exactly one of token_col (probabilities) or token_logprobs_col (per-token log-probabilities)")
     log = ExclusionLog()
     out = pd.DataFrame(index=df.index)
+    provided = ["item_id"]
     out["model"] = df[model_col].astype(str) if model_col in df.columns else UNSPECIFIED
     out["dataset"] = df[dataset_col].astype(str) if dataset_col in df.columns else UNSPECIFIED
+    provided += [name for name, col in (("model", model_col), ("dataset", dataset_col)) if col in df.columns]
     out["item_id"] = df[item_col].astype(str) if item_col and item_col in df.columns else df.index.astype(str)
-    out["correct"] = _as_correct(df[correct_col], correct_col, log)
+    out["correct"] = _as_correct(df[correct_col], correct_col, log, exclude_invalid)
 
     raw_v = df[verbal_col]
     if pd.api.types.is_numeric_dtype(raw_v):
-        verbal = raw_v.astype(float)
-        _check_unit_interval(verbal, verbal_col)
-        log.add(f"missing verbal confidence ({verbal_col})", int(verbal.isna().sum()), list(verbal.index[verbal.isna()][:5]))
+        verbal = _check_unit_interval(raw_v.astype(float), verbal_col, log, exclude_invalid)
+        missing = raw_v.isna()
+        log.add(f"missing verbal confidence ({verbal_col})", int(missing.sum()), list(raw_v.index[missing][:5]))
     else:
         numeric = pd.to_numeric(raw_v, errors="coerce")
-        _check_unit_interval(numeric, verbal_col)
-        verbal = parse_verbal_series(raw_v, word_map, integer_scale, log, reason=f"unparsable verbal confidence ({verbal_col})")
+        invalid = numeric.notna() & _check_unit_interval(numeric, verbal_col, log, exclude_invalid).isna()
+        verbal = parse_verbal_series(raw_v[~invalid], word_map, integer_scale, log,
+                                     reason=f"unparsable verbal confidence ({verbal_col})").reindex(raw_v.index)
     out["verbal"] = verbal
 
     if token_col is not None:
         tok = pd.to_numeric(df[token_col], errors="coerce")
         nonnum = tok.isna() & df[token_col].notna()
-        if nonnum.any():
+        if nonnum.any() and not exclude_invalid:
             idx = df.index[nonnum][0]
             raise InputError(f"column {token_col!r}, row {idx}: {df[token_col][idx]!r} is not a probability")
-        _check_unit_interval(tok, token_col)
-        log.add(f"missing token probability ({token_col})", int(tok.isna().sum()), list(tok.index[tok.isna()][:5]))
+        log.add(f"invalid token probability ({token_col}): not a number", int(nonnum.sum()), list(df.index[nonnum][:5]))
+        tok = _check_unit_interval(tok, token_col, log, exclude_invalid)
+        missing = df[token_col].isna()
+        log.add(f"missing token probability ({token_col})", int(missing.sum()), list(tok.index[missing][:5]))
         out["token"] = tok.astype(float)
     else:
         cells = [_parse_logprob_cell(v, i, token_logprobs_col) for i, v in df[token_logprobs_col].items()]
@@ -184,8 +216,10 @@ def from_frame(
     for col in PROTOCOL_AXES:
         if col in df.columns:
             out[col] = df[col].astype(str)
+            provided.append(col)
         elif col in protocol:
             out[col] = str(protocol[col])
+            provided.append(col)
         else:
             out[col] = str(defaults.get(col, UNSPECIFIED))
     extra = []
@@ -194,6 +228,7 @@ def from_frame(
             raise InputError(f"protocol axis column {col!r} not found")
         out[col] = df[col].astype(str)
         extra.append(col)
+        provided.append(col)
     unknown = set(protocol) - set(PROTOCOL_AXES)
     if unknown:
         raise InputError(f"unknown protocol field(s) {sorted(unknown)}; expected among {PROTOCOL_AXES}")
@@ -201,7 +236,7 @@ def from_frame(
     keep = out[["correct", "verbal", "token"]].notna().all(axis=1)
     out = out[keep].copy()
     out["correct"] = out["correct"].astype(int)
-    return ConfidenceRecords(out, log, tuple(extra))
+    return ConfidenceRecords(out, log, tuple(extra), tuple(provided))
 
 
 def concat(records: list[ConfidenceRecords]) -> ConfidenceRecords:
@@ -211,4 +246,9 @@ def concat(records: list[ConfidenceRecords]) -> ConfidenceRecords:
         for reason, n in r.exclusions.counts.items():
             log.add(reason, n, r.exclusions.examples.get(reason, []))
     extra = tuple(dict.fromkeys(a for r in records for a in r.extra_axes))
-    return ConfidenceRecords(pd.concat([r.frame for r in records], ignore_index=True), log, extra)
+    frame = pd.concat([r.frame for r in records], ignore_index=True)
+    if any(r.provided is None for r in records):
+        provided = None
+    else:  # a column counts as provided only if every part provided it
+        provided = tuple(c for c in frame.columns if all(c in r.provided for r in records))
+    return ConfidenceRecords(frame, log, extra, provided)

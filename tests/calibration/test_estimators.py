@@ -108,11 +108,11 @@ def test_constant_confidence_closed_forms():
 @pytest.mark.parametrize(
     "c,y,match",
     [
-        ([0.2, 1.2], [0, 1], "outside|in \\[0, 1\\]"),
-        ([0.2, -0.1], [0, 1], "in \\[0, 1\\]"),
-        ([0.2, np.nan], [0, 1], "finite"),
-        ([0.2, 0.3], [0, 2], "binary"),
-        ([0.2, 0.3], [0, 0.5], "binary"),
+        ([0.2, 1.2], [0, 1], "row 1 is 1.2; expected a probability in \\[0, 1\\]"),
+        ([0.2, -0.1], [0, 1], "row 1 is -0.1; expected a probability in \\[0, 1\\]"),
+        ([0.2, np.nan], [0, 1], "row 1 is nan; expected a finite probability"),
+        ([0.2, 0.3], [0, 2], "row 1 is 2; expected binary"),
+        ([0.2, 0.3], [0, 0.5], "row 1 is 0.5; expected binary"),
         ([], [], "empty"),
         ([0.2, 0.3], [1], "equal lengths"),
     ],
@@ -142,3 +142,53 @@ def test_bootstrap_ci_and_paired_gap():
     assert np.allclose(bg.draws, bv.draws - bt.draws)
     assert bg.estimate == pytest.approx(E.ece(c, y) - E.ece(tok, y))
     assert bg.hi < 0  # verbal (perfect) beats the shifted token signal, decisively
+
+
+# ----------------------------------------------------------------------------- functionals of (c, p, w)
+from bayesrank.calibration import functionals as F  # noqa: E402
+
+
+@pytest.mark.parametrize("n,seed,kind", DATASETS[:2] + DATASETS[3:])
+def test_functionals_with_unit_weights_and_binary_labels_are_the_plugin_estimators(n, seed, kind):
+    """The posterior reports T(c, p, w); with w = 1 and p = y it must be the plug-in estimate itself,
+    and the plug-ins are checked against sklearn / Zhang et al. / Gupta et al. / relplot above."""
+    c, y = _sim(n, seed, kind)
+    refs = {"ece": sklearn_ece(c, y), "ece_em": sklearn_ece(c, y, 10, "quantile"), "kde": zhang_kde_ece(c, y),
+            "smece": relplot_smece(c, y)}
+    for name, fn in F.FUNCTIONALS.items():
+        got = fn(c, y[None, :])[0]
+        assert got == pytest.approx(E.CALIBRATION_ERRORS[name](c, y), abs=1e-12), name
+        if name in refs:
+            assert got == pytest.approx(refs[name], abs=1e-6), name
+
+
+@pytest.mark.parametrize("name", ["ece", "ece_em", "ks", "smece"])
+def test_integer_weights_equal_replicated_items(name):
+    """Weight k on an item = the item repeated k times (the Bayesian-bootstrap weights are a
+    continuous version of this): checked against the plug-in on the replicated data."""
+    rng = np.random.default_rng(8)
+    c, y = _sim(300, 9)
+    w = rng.integers(1, 4, size=c.size).astype(float)
+    rep_c, rep_y = np.repeat(c, w.astype(int)), np.repeat(y, w.astype(int))
+    got = F.FUNCTIONALS[name](c, y[None, :], w[None, :])[0]
+    if name == "ece_em":  # the functional keeps the observed sample's quantile edges
+        edges = np.percentile(c, np.linspace(0, 100, 11))
+        ids = np.searchsorted(edges[1:-1], rep_c)
+        want = np.abs(np.bincount(ids, rep_y - rep_c, minlength=10)).sum() / rep_c.size
+    else:
+        want = E.CALIBRATION_ERRORS[name](rep_c, rep_y)
+    assert got == pytest.approx(want, abs=2e-4 if name == "smece" else 1e-12)
+
+
+def test_functionals_closed_forms_with_probabilities():
+    # three confidence levels with expected accuracies: ECE = Σ_b w_b |p_b − c_b|, KS = max |cumsum|
+    c = np.array([0.2, 0.2, 0.55, 0.9])
+    p = np.array([[0.1, 0.3, 0.55, 0.6]])
+    w = np.array([[1.0, 1.0, 2.0, 4.0]])
+    # bins (0.1,0.2] holds both 0.2's: |(0.1 − 0.2) + (0.3 − 0.2)| = 0; 0.55: 0; 0.9: 4·0.3
+    assert F.ece(c, p, w)[0] == pytest.approx(4 * 0.3 / 8)
+    # cumulative Σ w (c − p) at c = 0.2, 0.55, 0.9: 0, 0, 1.2
+    assert F.ks(c, p, w)[0] == pytest.approx(1.2 / 8)
+    # draws are independent rows
+    two = F.ece(c, np.vstack([p, p * 0 + c]), np.vstack([w, w]))
+    assert two[0] == pytest.approx(0.15) and two[1] == pytest.approx(0.0)

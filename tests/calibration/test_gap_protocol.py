@@ -7,13 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesrank.calibration import estimators as E
 from bayesrank.calibration.cli import main as cli_main
 from bayesrank.calibration.gap import analyze, calibration_gap
 from bayesrank.calibration.protocol import ProtocolCard, ProtocolIncompleteError
 from bayesrank.calibration.records import from_frame
 from bayesrank.calibration.shift import protocol_shift, provenance_analysis
 from bayesrank.errors import InputError, ProtocolWarning
+from bayesrank.protocol import validate
+from bayesrank.report import to_jsonable
+from sklearn.metrics import brier_score_loss
+
+from .references import sklearn_ece
 
 FULL = dict(provenance="self_generated", scored_answer="generated", readout="T1", context="bare")
 
@@ -32,7 +36,7 @@ def _sim_frame(n=600, seed=0, models=("m1", "m2"), shift=0.2):
 def test_gap_value_sign_and_card():
     df = _sim_frame(n=1500, models=("m1",))
     res = calibration_gap(df.verbal, df.token, df.correct, "ece", card=ProtocolCard("self_generated", "generated", "T1", "bare"), n_boot=200)
-    assert res.gap == pytest.approx(E.ece(df.verbal, df.correct) - E.ece(df.token, df.correct))
+    assert res.gap == pytest.approx(sklearn_ece(df.verbal, df.correct) - sklearn_ece(df.token, df.correct), abs=1e-12)
     assert res.gap_ci[1] < 0  # verbal perfectly calibrated, token overconfident by 0.2
     assert res.card.estimator == "ece" and res.card.to_dict()["complete"]
 
@@ -54,19 +58,30 @@ def test_analyze_groups_json_and_exclusions():
     df.loc[0, "verbal"] = np.nan  # counted, not dropped silently
     rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token", protocol=FULL)
     rep = analyze(rec, by=("model",), estimators=("ece", "ks"), n_boot=50, posterior=False)
-    assert set(rep.gaps["model"]) == {"m1", "m2"}
-    g1 = rep.gaps[(rep.gaps.model == "m1") & (rep.gaps.estimator == "ece")].iloc[0]
-    sub = rec.frame[rec.frame.model == "m1"]
-    assert g1["gap"] == pytest.approx(E.ece(sub.verbal, sub.correct) - E.ece(sub.token, sub.correct))
-    assert g1["n"] == 399
+    tab = rep.table()
+    assert set(tab["model"]) == {"m1", "m2"}
+    g1 = tab[(tab.model == "m1") & (tab.estimator == "ece")].iloc[0]
+    sub = df.iloc[1:][df.iloc[1:].model == "m1"]
+    assert g1["gap"] == pytest.approx(sklearn_ece(sub.verbal, sub.correct) - sklearn_ece(sub.token, sub.correct), abs=1e-12)
+    assert g1["n"] == 399 and g1["protocol_complete"] and g1["protocol_missing"] == ""
     d = rep.to_dict()
-    assert d["exclusions"]["total"] == 1
-    grp = d["groups"]["m1"]
-    assert set(grp["estimators"]) == {"ece", "ks"}
-    assert grp["protocol_card"]["conditioning_context"] == "bare" and grp["protocol_card"]["complete"]
-    assert grp["gap"]["ece"]["estimate"] == pytest.approx(g1["gap"])
-    brier = rep.signals[(rep.signals.model == "m1") & (rep.signals.estimator == "brier") & (rep.signals.signal == "token")].iloc[0]
-    assert brier["value"] == pytest.approx(E.brier(sub.token, sub.correct))
+    validate(json.loads(json.dumps(to_jsonable(d))), "calibration")
+    assert d["exclusions"]["total"] == 1 and d["exclusions"]["by_reason"] == {"missing verbal confidence (verbal)": 1}
+    ece_m1 = next(x for x in d["gaps"] if x["group"] == {"model": "m1"} and x["estimator"] == "ece")
+    assert ece_m1["gap"]["estimate"] == pytest.approx(g1["gap"]) and ece_m1["posterior"] is None
+    assert ece_m1["protocol_card"]["conditioning_context"] == "bare" and ece_m1["protocol_card"]["missing"] == []
+    brier = next(x for x in d["secondary_scores"] if x["group"] == {"model": "m1"} and x["score"] == "brier" and x["signal"] == "token")
+    assert brier["estimate"] == pytest.approx(brier_score_loss(sub.correct, sub.token), abs=1e-12)
+    assert rep.diagnostics.kind == "resampling" and rep.diagnostics.converged
+    assert rep.diagnostics.n_replicates == 50 * (2 * 2 + 2 * 2 * 3)  # 2 gaps + 3 scores x 2 signals, per model
+
+
+def test_by_column_missing_from_the_data_is_an_input_error():
+    df = _sim_frame(n=50).drop(columns=["model"])
+    rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token", protocol=FULL)
+    assert "model" not in rec.columns and "dataset" in rec.columns
+    with pytest.raises(InputError, match="--by column 'model' is not in the data; columns you can group by: dataset"):
+        analyze(rec, by=("model",), estimators=("ece",), scores=(), n_boot=10, posterior=False)
 
 
 def test_analyze_strict_and_empty_groups():
@@ -126,7 +141,7 @@ def test_provenance_analysis_recovers_known_means():
     assert means.set_index("provenance").loc["supplied_type_incompatible", "count"] == 4000
 
 
-def test_cli_json_strict_and_errors(tmp_path, capsys):
+def test_cli_json_validates_strict_and_errors(tmp_path, capsys):
     df = _sim_frame(n=300)
     csv = tmp_path / "conf.csv"
     df.to_csv(csv, index=False)
@@ -136,48 +151,74 @@ def test_cli_json_strict_and_errors(tmp_path, capsys):
                    "--protocol", "provenance=self_generated,scored_answer=generated,readout=T1,context=bare"])
     assert rc == 0
     res = json.loads(out.read_text())
-    g = res["groups"]["m1"]
+    validate(res, "calibration")  # the schema, independently of to_json
+    assert res["schema"] == "calibration" and res["diagnostics"]["kind"] == "resampling"
     sub = df[df.model == "m1"]
-    assert g["estimators"]["ece"]["gap"]["estimate"] == pytest.approx(E.ece(sub.verbal, sub.correct) - E.ece(sub.token, sub.correct))
-    assert g["protocol_card"]["readout"] == "T1" and "p_gap_negative" in g
+    ece_m1 = next(x for x in res["gaps"] if x["group"] == {"model": "m1"} and x["estimator"] == "ece")
+    assert ece_m1["gap"]["estimate"] == pytest.approx(sklearn_ece(sub.verbal, sub.correct) - sklearn_ece(sub.token, sub.correct), abs=1e-12)
+    assert ece_m1["protocol_card"]["readout"] == "T1" and ece_m1["protocol_card"]["complete"]
     assert {a["axis"] for a in res["shift_summary"]} == {"model", "estimator"}
-    # missing protocol -> warning printed; --strict -> exit code 3
+    # missing protocol -> warning printed and the card flags the fields; --strict -> bad input, exit 2
     rc = cli_main([str(csv), "--by", "model", "--estimators", "ece", "--no-posterior", "--n-boot", "10", "--scores", ""])
-    assert rc == 0 and "ProtocolWarning" in capsys.readouterr().out
-    assert cli_main([str(csv), "--by", "model", "--estimators", "ece", "--no-posterior", "--strict"]) == 3
-    # bad input -> exit 2 with a one-line error
+    printed = capsys.readouterr().out
+    assert rc == 0 and "ProtocolWarning" in printed and "elicitation_source, scored_answer, readout," in printed
+    assert cli_main([str(csv), "--by", "model", "--estimators", "ece", "--no-posterior", "--strict"]) == 2
+    assert "conditioning_context" in capsys.readouterr().err
+    # --by a column the data lack -> exit 2 naming it (not one 'unspecified' group)
+    df.drop(columns=["model"]).to_csv(tmp_path / "nomodel.csv", index=False)
+    assert cli_main([str(tmp_path / "nomodel.csv"), "--by", "model", "--no-posterior"]) == 2
+    assert "--by column 'model' is not in the data" in capsys.readouterr().err
+    # bad input -> exit 2 with a one-line error naming the row; --exclude-invalid counts and drops it
     bad = df.copy()
     bad.loc[5, "token"] = 1.5
     bad.to_csv(csv, index=False)
     assert cli_main([str(csv), "--no-posterior"]) == 2
-    assert "row 5" in capsys.readouterr().err.replace("\n", "")
+    assert "column 'token', row 5: confidence 1.5 outside [0, 1]" in capsys.readouterr().err.replace("\n", "")
+    rc = cli_main([str(csv), "--no-posterior", "--exclude-invalid", "--scores", "", "--estimators", "ece", "--n-boot", "10",
+                   "--json", str(out)])
+    assert rc == 0
+    assert json.loads(out.read_text())["exclusions"]["by_reason"] == {"invalid confidence (token): outside [0, 1]": 1}
     assert cli_main([str(tmp_path / "nope.csv")]) == 2
+    assert cli_main([str(csv), "--no-posterior", "--estimators", "mce"]) == 2
 
 
 def test_boolq_end_to_end_plugin_gaps_and_prompt_shift():
+    """Plug-in gaps per prompt against scikit-learn's calibration_curve on the raw files' own
+    columns (the authors' Confidence, Prob_Score, Score), not against values this package produced."""
     from itertools import combinations
 
     from bayesrank.calibration.readers import read_boolq_llama3
+    from bayesrank.datasets import path as data_path
 
     rec = read_boolq_llama3()
     rep = analyze(rec, by=("prompt_variant",), estimators=("ece", "ks"), scores=(), n_boot=20, posterior=False)
-    for v, g in rec.frame.groupby("prompt_variant"):
-        row = rep.gaps[(rep.gaps.prompt_variant == v) & (rep.gaps.estimator == "ece")].iloc[0]
-        assert row["gap"] == pytest.approx(E.ece(g.verbal, g.correct) - E.ece(g.token, g.correct), abs=1e-12)
+    tab = rep.table()
+    for v in range(1, 7):
+        raw = pd.read_csv(data_path(f"calibration/L3_data{v}.csv"), index_col=0)
+        y = raw["Score"].to_numpy(float)
+        row = tab[(tab.prompt_variant == f"prompt{v}") & (tab.estimator == "ece")].iloc[0]
+        assert row["gap"] == pytest.approx(sklearn_ece(raw["Confidence"], y) - sklearn_ece(raw["Prob_Score"], y), abs=1e-6)
+        ks_row = tab[(tab.prompt_variant == f"prompt{v}") & (tab.estimator == "ks")].iloc[0]
+        assert ks_row["gap"] == pytest.approx(_ks_tie_blocks(raw["Confidence"], y) - _ks_tie_blocks(raw["Prob_Score"], y), abs=1e-6)
         assert row["card_conditioning_context"] == "verbal_prefix" and row["card_readout"] == "T2_yesno_normalized"
-    ece_gaps = rep.gaps[rep.gaps.estimator == "ece"].set_index("prompt_variant")["gap"]
-    assert ece_gaps["prompt1"] == pytest.approx(0.217, abs=0.001)  # verbal worse under prompt 1 ...
-    assert ece_gaps["prompt5"] == pytest.approx(-0.116, abs=0.001)  # ... better under prompt 5: the sign flips
-    _, summary = protocol_shift(rep.gaps[["prompt_variant", "estimator", "gap"]], ["prompt_variant", "estimator"])
+    ece_gaps = tab[tab.estimator == "ece"].set_index("prompt_variant")["gap"]
+    assert ece_gaps["prompt1"] > 0 > ece_gaps["prompt5"]  # the sign flips between prompt variants
+    _, summary = protocol_shift(tab[["prompt_variant", "estimator", "gap"]], ["prompt_variant", "estimator"])
     manual = np.mean([abs(a - b) for a, b in combinations(ece_gaps.to_numpy(), 2)] +
-                     [abs(a - b) for a, b in combinations(rep.gaps[rep.gaps.estimator == "ks"]["gap"].to_numpy(), 2)])
+                     [abs(a - b) for a, b in combinations(tab[tab.estimator == "ks"]["gap"].to_numpy(), 2)])
     assert summary.set_index("axis").loc["prompt_variant", "mean_abs_shift"] == pytest.approx(manual)
+
+
+def _ks_tie_blocks(c, y):
+    """Hand computation of KS with tied confidences as blocks: pandas groupby-sum, cumulative sum."""
+    s = pd.DataFrame({"c": np.asarray(c, float), "r": np.asarray(c, float) - y}).groupby("c")["r"].sum()
+    return float(np.abs(np.cumsum(s.to_numpy())).max() / len(y))
 
 
 def test_plots_reliability_and_forest():
     import matplotlib.pyplot as plt
 
-    from bayesrank.calibration.plots import gap_forest, reliability_diagrams
+    from bayesrank.calibration.plots import reliability_diagrams
 
     df = _sim_frame(n=500, models=("m1",))
     fig = reliability_diagrams(df.verbal, df.token, df.correct, title="sim")
@@ -191,7 +232,7 @@ def test_plots_reliability_and_forest():
     plt.close(fig)
     rec = from_frame(_sim_frame(n=200), correct_col="correct", verbal_col="verbal", token_col="token", protocol=FULL)
     rep = analyze(rec, by=("model",), estimators=("ece", "ks"), scores=(), n_boot=20, posterior=False)
-    fig = gap_forest(rep.gaps, label_cols=["model", "estimator"])
+    fig = rep.plot_gaps()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["m1 | ece", "m1 | ks", "m2 | ece", "m2 | ks"]
     plt.close(fig)

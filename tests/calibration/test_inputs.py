@@ -201,3 +201,28 @@ def test_openai_legacy_completions_and_span():
     bad["response"]["choices"][0]["logprobs"]["token_logprobs"][0] = 0.4
     with pytest.raises(InputError, match="positive token log-probability"):
         read_openai_logprobs([bad])
+
+
+def test_exclude_invalid_counts_each_reason_and_keeps_the_rest():
+    df = pd.DataFrame({"correct": [1, 0, 2, 1, "maybe"], "verbal": [0.5, 1.4, 0.5, 0.7, 0.6],
+                       "token": [0.5, 0.6, 0.7, "n/a", 0.8]}).astype(object)
+    with pytest.raises(InputError, match="column 'correct', row 2: correctness 2"):
+        from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token")
+    rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token", exclude_invalid=True)
+    assert rec.frame.index.tolist() == [0]  # rows 1-4 each invalid in one column
+    assert rec.exclusions.counts == {
+        "invalid correctness (correct): not binary": 2,
+        "invalid confidence (verbal): outside [0, 1]": 1,
+        "invalid token probability (token): not a number": 1,
+    }
+    assert rec.exclusions.examples["invalid correctness (correct): not binary"] == [2, 4]
+
+
+def test_grouping_columns_are_those_in_the_data(boolq):
+    rec = from_frame(_frame(), correct_col="correct", verbal_col="verbal", token_col="token", protocol={"context": "bare"})
+    assert set(rec.columns) == {"model", "dataset", "item_id", "context"}  # not the 'unspecified' fillers
+    with pytest.raises(InputError, match="--by column 'readout' is not in the data"):
+        rec.groups(["readout"])
+    # BoolQ: model and dataset are constants of the reader, the prompt variant is a column
+    assert {"model", "dataset", "prompt_variant", "readout", "context"} <= set(boolq.columns)
+    assert [k for k, _ in boolq.groups(["prompt_variant"])] == [(f"prompt{v}",) for v in range(1, 7)]
