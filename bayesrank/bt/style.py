@@ -120,8 +120,11 @@ class BattleData:
         return float(self.freq.sum())
 
     def pair_code(self) -> np.ndarray:
-        """Ordered pair code ``i·K + j`` of each row."""
-        return self.i * self.n_players + self.j
+        """Ordered pair code ``i·K + j`` of each row (computed once per object)."""
+        cached = self.__dict__.get("_pair_code")
+        if cached is None or len(cached) != len(self.i):
+            cached = self.__dict__["_pair_code"] = self.i * self.n_players + self.j
+        return cached
 
     def matches_per_player(self) -> np.ndarray:
         k = self.n_players
@@ -320,11 +323,11 @@ def pair_counts(data: BattleData):
     w = data.freq * data.weight
     tie = data.y == 0.5
     code = lo * k + hi
-    uniq, inv = np.unique(code, return_inverse=True)
-    r = len(uniq)
-    tab = np.column_stack([np.bincount(inv, np.where(tie, 0.0, w * yi), r),  # fractional outcomes split
-                           np.bincount(inv, np.where(tie, 0.0, w * (1 - yi)), r),
-                           np.bincount(inv, np.where(tie, w, 0.0), r)])
+    seen = np.bincount(code, minlength=k * k) > 0  # bincount over the K² pair cells, not a sort of N rows
+    tab = np.column_stack([np.bincount(code, np.where(tie, 0.0, w * yi), k * k),  # fractional outcomes split
+                           np.bincount(code, np.where(tie, 0.0, w * (1 - yi)), k * k),
+                           np.bincount(code, np.where(tie, w, 0.0), k * k)])[seen]
+    uniq = np.flatnonzero(seen)
     return PairCounts(data.players, (uniq // k).astype(np.int64), (uniq % k).astype(np.int64), tab[:, 0], tab[:, 1], tab[:, 2])
 
 
@@ -339,16 +342,25 @@ def loss_terms(data: BattleData, params: np.ndarray, freq=None):
     return eta, expit(eta), fw
 
 
+def _by_pair(data: BattleData, values: np.ndarray) -> np.ndarray:
+    """``values`` summed per ordered pair cell (a, b): (K, K) by one bincount."""
+    k = data.n_players
+    return np.bincount(data.pair_code(), values, k * k).reshape(k, k)
+
+
 def assemble(data: BattleData, row_weight: np.ndarray) -> np.ndarray:
-    """``Σ_n row_weight_n x_n x_nᵀ`` ((K+p) × (K+p)) by bincount over player indices."""
+    """``Σ_n row_weight_n x_n x_nᵀ`` ((K+p) × (K+p)) by bincount over ordered pair cells."""
     k, p = data.n_players, data.n_features
-    cc = np.bincount(data.pair_code(), row_weight, k * k).reshape(k, k)
+    cc = _by_pair(data, row_weight)
     s = cc + cc.T
     out = np.zeros((k + p, k + p))
     out[:k, :k] = np.diag(s.sum(axis=1)) - s
     if p:
         cx = row_weight[:, None] * data.X
-        cross = np.column_stack([np.bincount(data.i, cx[:, f], k) - np.bincount(data.j, cx[:, f], k) for f in range(p)])
+        cross = np.empty((k, p))
+        for f in range(p):
+            t = _by_pair(data, cx[:, f])
+            cross[:, f] = t.sum(axis=1) - t.sum(axis=0)  # Σ over battles as player a − as player b
         out[:k, k:] = cross
         out[k:, :k] = cross.T
         out[k:, k:] = data.X.T @ cx
@@ -357,8 +369,8 @@ def assemble(data: BattleData, row_weight: np.ndarray) -> np.ndarray:
 
 def gradient(data: BattleData, row_score: np.ndarray) -> np.ndarray:
     """``Σ_n row_score_n x_n`` ((K+p),)."""
-    k = data.n_players
-    g = np.bincount(data.i, row_score, k) - np.bincount(data.j, row_score, k)
+    t = _by_pair(data, row_score)
+    g = t.sum(axis=1) - t.sum(axis=0)
     if data.n_features:
         g = np.concatenate([g, data.X.T @ row_score])
     return g
@@ -417,14 +429,13 @@ def newton(data: BattleData, start=None, ridge=0.0, beta_ridge=0.0, freq=None, t
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(h + pin, g, rcond=None)[0]
         t = 1.0
-        for _ in range(50):
+        for _ in range(50):  # the full step is almost always accepted: evaluate derivatives with the loss
             cand = x - t * step
-            closs = objective(data, cand, ridge, beta_ridge, freq, derivatives=False)
+            closs, cg, ch = objective(data, cand, ridge, beta_ridge, freq)
             if closs <= loss + 1e-12 * abs(loss):
                 break
             t /= 2
-        x = cand
-        loss, g, h = objective(data, x, ridge, beta_ridge, freq)
+        x, loss, g, h = cand, closs, cg, ch
         if np.max(np.abs(t * step)) < tol:
             converged = True
             break
@@ -573,15 +584,29 @@ class StyleBT:
         return self._model
 
     def mle(self) -> StyleNewton:
+        """Row-level Newton, started at the plain fit (θ of the aggregated BT MLE, β = 0)."""
         if self._mle is None:
-            self._mle = fit_style_newton(self.data, self.ridge, self.beta_ridge)
+            start = None
+            if self.ridge > 0 or self._plain_finite():
+                start = np.concatenate([self.plain_scores(self.ridge), np.zeros(self.data.n_features)])
+            self._mle = fit_style_newton(self.data, self.ridge, self.beta_ridge, start=start)
         return self._mle
 
+    def _plain_finite(self) -> bool:
+        try:
+            check_finite(self.data, 0.0)
+        except NoFiniteEstimateError:
+            return False
+        return True
+
     def plain_scores(self, ridge: float = 0.0) -> np.ndarray:
-        """Plain Bradley–Terry θ on the same battles and weights (no style features)."""
+        """Plain Bradley–Terry θ on the same battles and weights (no style features; cached)."""
         from bayesrank.bt.mle import fit_newton
 
-        return fit_newton(pair_counts(self.data), "half", ridge=ridge)[0]
+        cache = self.__dict__.setdefault("_plain", {})
+        if ridge not in cache:
+            cache[ridge] = fit_newton(pair_counts(self.data), "half", ridge=ridge)[0]
+        return cache[ridge]
 
     def _z(self) -> float:
         from scipy.stats import norm
