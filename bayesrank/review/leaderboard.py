@@ -3,7 +3,6 @@ spread and pairwise-probability figures, the method-agreement table with NUTS di
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from bayesrank.review.report import Section
@@ -12,55 +11,25 @@ TOP_FIGURE = 30
 TOP_HEATMAP = 12
 
 
-def leaderboard_table(fits: dict, level: float, seed: int) -> tuple[pd.DataFrame, str]:
-    """player, score, lower, upper, rank, rank_ci, rank_ub, rank_lower, rank_upper, n_matches (default fit),
-    with the simultaneous rank confidence sets of ``bayesrank.bt.ranks``; and the rank-set method."""
+def leaderboard_table(fits: dict, level: float, seed: int):
+    """The default fit's table (player, score, lower, upper, rank, rank_ci, rank_ub, n_matches) with the
+    rank analysis of ``bayesrank.bt.ranks``: simultaneous rank confidence sets (rank_lower, rank_upper),
+    the posterior's rank ranges and P(#1) from the Bayesian fit's draws."""
     from bayesrank.bt.ranks import analyze_ranks
 
     default = fits["default"]
-    table = default.table()
-    ranks = analyze_ranks(default, level=level, seed=seed)
+    bayes = fits.get("nuts") or fits.get("laplace")
+    k = len(default.players)
+    draws = None
+    if bayes is not None and bayes.draws is not None and list(map(str, bayes.players)) == list(map(str, default.players)):
+        draws = bayes.draws[:, :k]
+    ranks = analyze_ranks(default, level=level, seed=seed, draws=draws)
     rt = ranks.table().set_index("player")
-    table["rank_lower"] = rt.loc[table["player"], "rank_lower"].to_numpy()
-    table["rank_upper"] = rt.loc[table["player"], "rank_upper"].to_numpy()
-    return table, ranks
-
-
-def rank_spread_draw(table: pd.DataFrame, top: int = TOP_FIGURE):
-    """Dot-and-whisker: score with interval (left axis) for the top players, rank range in the label."""
-    t = table.head(top).iloc[::-1]
-
-    def draw(ax):
-        y = np.arange(len(t))
-        ax.errorbar(t["score"], y, xerr=[t["score"] - t["lower"], t["upper"] - t["score"]], fmt="o", ms=3,
-                    color="#0969da", ecolor="#8c959f", capsize=2)
-        ax.set_yticks(y, [f"{p}  [{lo}–{hi}]" for p, lo, hi in zip(t["player"], t["rank_lower"], t["rank_upper"])],
-                      fontsize=7)
-        ax.set_xlabel("score θ (logit, sum-to-zero) with interval; [rank range]")
-        ax.grid(axis="x", alpha=0.3)
-
-    return draw, (8, max(3, 0.22 * len(t) + 1))
-
-
-def heatmap_draw(default_fit, players: list[str]):
-    """P(row beats column) = expit(θ_row − θ_col) for the top players."""
-    idx = [list(map(str, default_fit.players)).index(p) for p in players]
-    th = default_fit.score[idx]
-    p = 1 / (1 + np.exp(-(th[:, None] - th[None, :])))
-    np.fill_diagonal(p, np.nan)
-
-    def draw(ax):
-        im = ax.imshow(p, vmin=0, vmax=1, cmap="RdBu_r")
-        ax.set_xticks(range(len(players)), players, rotation=60, ha="right", fontsize=7)
-        ax.set_yticks(range(len(players)), players, fontsize=7)
-        for i in range(len(players)):
-            for j in range(len(players)):
-                if i != j:
-                    ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize=6)
-        ax.figure.colorbar(im, ax=ax, shrink=0.8, label="P(row beats column)")
-
-    n = len(players)
-    return draw, (1.0 + 0.55 * n, 0.5 + 0.5 * n)
+    table = default.table()
+    for col in ("rank_lower", "rank_upper", "draws_rank_lower", "draws_rank_upper", "p_top1"):
+        table[col] = rt.loc[table["player"], col].to_numpy()
+    source = f"{len(draws):,} {bayes.method} draws" if draws is not None else ranks.draws_source
+    return table, ranks, source
 
 
 def agreement_table(fits: dict) -> pd.DataFrame:
@@ -78,17 +47,23 @@ def agreement_table(fits: dict) -> pd.DataFrame:
 
 def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> tuple[list[Section], pd.DataFrame]:
     default = fits["default"]
-    table, ranks = leaderboard_table(fits, level, seed)
+    from bayesrank.bt.ranks import plot_pairwise
+
+    table, ranks, source = leaderboard_table(fits, level, seed)
     top = list(table["player"].head(TOP_HEATMAP))
     lb = Section("leaderboard", "Leaderboard",
                  text=[f"{len(table)} players; scores on the sum-to-zero logit scale with {default.interval} "
                        f"{level:.0%} intervals (ties: {default.ties}). rank = position by score; rank_ci = 1 + players "
                        f"significantly ahead (pairwise contrast); rank_ub = LMArena's marginal-overlap rule; "
-                       f"[rank_lower, rank_upper] = {ranks.methods()['rank_lower/rank_upper']}."],
+                       f"[rank_lower, rank_upper] = {ranks.methods()['rank_lower/rank_upper']}; "
+                       f"draws_rank_lower/upper and p_top1 from {source}."],
                  tables=[("leaderboard (top 60)", table)],
-                 figures=[("rank spread: score with interval, simultaneous rank range in brackets",
-                           *rank_spread_draw(table)),
-                          (f"pairwise P(row beats column) for the top {len(top)}", *heatmap_draw(default, top))],
+                 figures=[(f"rank spread of the top {TOP_FIGURE}: point rank, simultaneous {level:.0%} rank set, "
+                           f"range over {source}", lambda ax: ranks.plot(ax=ax, top=TOP_FIGURE),
+                           (7, 1.0 + 0.22 * min(TOP_FIGURE, len(table)))),
+                          (f"pairwise P(row beats column) for the top {len(top)}",
+                           lambda ax: plot_pairwise(default, players=top, level=level, ax=ax),
+                           (1.0 + 0.5 * len(top), 0.8 + 0.45 * len(top)))],
                  data={"interval": default.interval, "rank_methods": ranks.methods()})
     agr = agreement_table(fits)
     text = ["Each method's scores and interval widths against the default MLE fit (all players)."]
