@@ -22,13 +22,14 @@ from bayesrank.datasets import path
 
 
 def agreement(a, b, cols) -> pd.DataFrame:
-    """Max and mean absolute difference of the columns, on players aligned by name."""
+    """Max and mean absolute difference of the columns, on players aligned by name; players differing
+    means by ≥ 0.05 for probabilities and at all for ranks."""
     ta, tb = a.table().set_index("player"), b.table().set_index("player").loc[a.table()["player"]]
     rows = []
     for c in cols:
         d = (ta[c] - tb[c]).abs()
         rows.append({"column": c, "max_abs_diff": d.max(), "mean_abs_diff": d.mean(),
-                     "n_players_differing_by_0.05+": int((d >= 0.05).sum()) if c.startswith("p_") else int((d > 0).sum())})
+                     "n_players_differing": int((d >= 0.05).sum()) if c.startswith("p_") else int((d > 0).sum())})
     return pd.DataFrame(rows)
 
 
