@@ -7,22 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bayesrank.bt.result import point_rank, rank_ci, rank_ub, two_sided_z
 from bayesrank.protocol import Diagnostics, Result
-
-
-def point_rank(score: np.ndarray) -> np.ndarray:
-    """Position by point score: 1 + number of players with a strictly higher score."""
-    s = np.asarray(score)
-    return 1 + (s[None, :] > s[:, None]).sum(axis=1)
-
-
-def contrast_rank(score: np.ndarray, cov: np.ndarray, z: float) -> np.ndarray:
-    """``rank_ci``: 1 + number of players b with ``θ_b − θ_a > z·sd(θ_b − θ_a)`` (glossary)."""
-    s = np.asarray(score)
-    d = np.diag(cov)[: len(s)]
-    var = d[:, None] + d[None, :] - 2 * cov[: len(s), : len(s)]
-    ahead = (s[None, :] - s[:, None]) > z * np.sqrt(np.clip(var, 0, None))
-    return 1 + ahead.sum(axis=1)
 
 
 @dataclass
@@ -65,9 +51,7 @@ class StyleFit(Result):
     # ------------------------------------------------------------------ derived
     @property
     def z(self) -> float:
-        from scipy.stats import norm
-
-        return float(norm.ppf(0.5 + self.level / 2))
+        return two_sided_z(self.level)
 
     @property
     def rank(self) -> np.ndarray:
@@ -75,7 +59,17 @@ class StyleFit(Result):
 
     @property
     def rank_ci(self) -> np.ndarray:
-        return contrast_rank(self.score, self.cov, self.z)
+        """1 + number of players significantly ahead (pairwise contrasts, covariance of the fit)."""
+        return rank_ci(self.score, self.cov, self.level)
+
+    @property
+    def rank_ub(self) -> np.ndarray:
+        return rank_ub(self.lower, self.upper)
+
+    def significance_rule(self) -> str:
+        return (f"b significantly ahead of a: θ_b − θ_a > {self.z:.4g}·sd(θ_b − θ_a), sd from the "
+                f"{self.method} covariance ({self.interval}) of the style-controlled fit; rank_ci = 1 + "
+                "#significantly ahead; rank_ub = 1 + #(lower_b > upper_a)")
 
     @property
     def plain_rank(self) -> np.ndarray:
@@ -93,10 +87,10 @@ class StyleFit(Result):
 
     # ------------------------------------------------------------------ protocol
     def table(self) -> pd.DataFrame:
-        """player, score, lower, upper, rank, rank_ci, plain_score, plain_rank, rank_change, n_matches."""
+        """player, score, lower, upper, rank, rank_ci, rank_ub, plain_score, plain_rank, rank_change, n_matches."""
         df = pd.DataFrame({
             "player": self.players, "score": self.score, "lower": self.lower, "upper": self.upper,
-            "rank": self.rank, "rank_ci": self.rank_ci, "plain_score": self.plain_score,
+            "rank": self.rank, "rank_ci": self.rank_ci, "rank_ub": self.rank_ub, "plain_score": self.plain_score,
             "plain_rank": self.plain_rank, "rank_change": self.rank_change, "n_matches": self.n_matches,
         })
         return df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
@@ -130,6 +124,9 @@ class StyleFit(Result):
             "interval": self.interval,
             "level": self.level,
             "scale": "logit, sum-to-zero",
+            "significance_rule": self.significance_rule(),
+            "n_players": len(self.players),
+            "extra": {},
             "plain_method": self.plain_method,
             "n_comparisons": self.n_comparisons,
             "n_rows": int(self.n_rows),
@@ -139,7 +136,8 @@ class StyleFit(Result):
             "features": [{"feature": f, **self.transform.get(f, {})} for f in self.features],
             "players": [
                 {"player": str(r.player), "score": float(r.score), "lower": float(r.lower), "upper": float(r.upper),
-                 "rank": int(r.rank), "rank_ci": int(r.rank_ci), "plain_score": float(r.plain_score),
+                 "rank": int(r.rank), "rank_ci": int(r.rank_ci), "rank_ub": int(r.rank_ub),
+                 "plain_score": float(r.plain_score),
                  "plain_rank": int(r.plain_rank), "rank_change": int(r.rank_change), "n_matches": float(r.n_matches)}
                 for r in t.itertuples(index=False)
             ],

@@ -121,7 +121,7 @@ def test_bootstrap_sd_matches_sandwich(data):
 def test_result_protocol_and_rank_change(data, tmp_path):
     fit = StyleBT(data).fit("mle", ci="sandwich")
     t = fit.table()
-    assert list(t.columns) == ["player", "score", "lower", "upper", "rank", "rank_ci", "plain_score", "plain_rank",
+    assert list(t.columns) == ["player", "score", "lower", "upper", "rank", "rank_ci", "rank_ub", "plain_score", "plain_rank",
                                "rank_change", "n_matches"]
     np.testing.assert_array_equal(t["rank_change"], t["plain_rank"] - t["rank"])
     assert t["rank"].tolist() == sorted(t["rank"])  # sorted by score
