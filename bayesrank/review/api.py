@@ -4,7 +4,8 @@ The kind of data is detected from the columns (as the readers do) and can be for
 
 - ``pairwise``   votes or matches (every reader of ``bayesrank.data``);
 - ``judges``     pairwise data with a judge column (``judge``, ``worker``, ``annotator``);
-- ``grid``       an evaluation grid (``model``, ``benchmark``, ``score`` + configuration axes);
+- ``grid``       an evaluation grid (``model``, ``benchmark``, ``score`` + configuration axes, or per-item
+                 ``model``, ``item``, ``correct`` + axes);
 - ``confidence`` calibration records (``correct``, ``verbal``, ``token``).
 """
 
@@ -16,7 +17,7 @@ from bayesrank.errors import InputError
 from bayesrank.review.claims import KINDS
 
 JUDGE_COLUMNS = ("judge", "worker", "annotator")
-GRID_COLUMNS = ({"model", "benchmark", "score"}, {"model", "task", "value"})
+GRID_COLUMNS = ({"model", "benchmark", "score"}, {"model", "task", "value"}, {"model", "item", "correct"})
 CONFIDENCE_COLUMNS = {"correct", "verbal", "token"}
 
 
@@ -52,10 +53,10 @@ def detect_kind(path: Path) -> str:
     if path.is_dir() and list(path.glob("L3_data*.csv")):
         return "confidence"
     cols = set(_columns(path))
-    if path.is_dir() or any(g <= cols for g in GRID_COLUMNS):
-        return "grid"
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
+    if path.is_dir() or any(g <= cols for g in GRID_COLUMNS):
+        return "grid"
     if cols & set(JUDGE_COLUMNS):
         return "judges"
     return "pairwise"

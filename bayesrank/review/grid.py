@@ -43,11 +43,11 @@ def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None):
     import warnings
 
     from bayesrank.configflip.grid import EvalGrid
-    from bayesrank.configflip.readers import items_from_stderr, read_any, select, summarise_items
+    from bayesrank.configflip.readers import items_from_stderr, read_any, select
 
     rows = read_any(path)
-    if "correct" in rows.columns and "score" not in rows.columns:
-        rows = summarise_items(rows)
+    if {"item", "correct", "model"} <= set(rows.columns) and "score" not in rows.columns:
+        return _item_grid(rows, path, axes, models, benchmarks)
     rows = rows.rename(columns={k: v for k, v in LM_EVAL_RENAMES.items() if k in rows.columns and v not in rows.columns})
     if "metric" in rows.columns:
         rows = rows[~rows["metric"].astype(str).str.endswith("_stderr")]
@@ -67,6 +67,26 @@ def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None):
         warnings.simplefilter("always")
         grid = EvalGrid.from_scores(rows.reset_index(drop=True), axes=list(axes), n_items=n)
     return grid, rows, [str(w.message) for w in caught]
+
+
+def _item_grid(rows, path, axes, models, benchmarks):
+    """Per-item correctness (model, benchmark, item, correct + axes): a grid that keeps its items, so
+    the claims also get paired per-item tests."""
+    from bayesrank.configflip.grid import EvalGrid
+
+    if "benchmark" not in rows.columns:
+        rows = rows.assign(benchmark="benchmark")
+    if models:
+        rows = rows[rows["model"].isin(models)]
+    if benchmarks:
+        rows = rows[rows["benchmark"].isin(benchmarks)]
+    if axes is None:
+        fixed = {"model", "benchmark", "item", "correct"}
+        axes = [c for c in rows.columns if c not in fixed and rows[c].nunique() > 1]
+        if not axes:
+            raise InputError(f"{path}: no configuration axis varies in the per-item data; pass --axes")
+    grid = EvalGrid.from_items(rows.reset_index(drop=True), axes=list(axes))
+    return grid, rows, []
 
 
 def _pair_differences(grid, benchmark, a, b) -> pd.Series:
@@ -104,6 +124,10 @@ def bayesian_grid(flip, a: str, b: str, configs) -> dict:
     diff = flip.eta[:, ia, :][:, cols] - flip.eta[:, ib, :][:, cols]
     return {"probability": float((diff.mean(axis=1) > 0).mean()), "method": f"flip posterior ({flip.method})",
             "p_ahead_in_every_configuration": float((diff > 0).all(axis=1).mean()), "n_draws": int(diff.shape[0])}
+
+
+def answers_claims(answers):
+    return [a.claim for a in answers]
 
 
 def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
@@ -160,6 +184,23 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
             notes.append("the frequentist and the Bayesian answers disagree")
         answers.append(ClaimAnswer(c, freq, bay, pert, v, level, notes))
     # evidence
+    paired = None
+    if grid.items is not None:
+        from bayesrank.configflip.paired import paired_tests
+
+        say("paired per-item tests")
+        texts = list(dict.fromkeys(f"{c.a}>{c.b}" for c in answers_claims(answers)))
+        paired = paired_tests(grid, texts, benchmarks=list(dict.fromkeys(c.claim.benchmark for c in answers)),
+                              level=level, seed=seed)
+        per = paired.claims().set_index(["claim", "benchmark"])
+        for ans in answers:
+            key = (f"{ans.claim.a}>{ans.claim.b}", ans.claim.benchmark)
+            if key in per.index:
+                r = per.loc[key]
+                ans.extra["paired_tests"] = {"n_configs": int(r["n_configs"]), "a_better": int(r["a_better"]),
+                                             "b_better": int(r["b_better"]), "min_p_holm": float(r["min_p_holm"])}
+                ans.notes.append(f"paired per-item tests (Holm across configurations): A significantly better in "
+                                 f"{int(r['a_better'])}, B in {int(r['b_better'])} of {int(r['n_configs'])} configurations")
     table = res.table()
     secs = [Section("flips", "Pairwise flips across configurations",
                     text=[f"{len(res.results)} benchmark(s); configuration axes: {', '.join(grid.axes)}. "
@@ -187,6 +228,14 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
                         text=[f"{'No-pooling normal twin' if fast else 'Hierarchical PyMC model'} per benchmark with "
                               "a claim; claims_reversal = some configuration credibly favours each player."],
                         tables=[("flip posterior per pair", post)], data={"pairs": post.to_dict(orient="records")}))
+    if paired is not None:
+        secs.append(Section("paired", "Paired per-item tests per configuration",
+                            text=[f"Exact McNemar on discordant items (or paired Wald / bootstrap), Holm-adjusted across "
+                                  f"configurations, with the minimum detectable effect at power {paired.power}."],
+                            tables=[("per claim", paired.claims()), ("per configuration", paired.table())],
+                            data={"claims": paired.claims().to_dict(orient="records"),
+                                  "tests": paired.table().to_dict(orient="records")}))
+        parts["paired tests"] = paired.diagnostics
     notes = [f"grid reader: {w}" for w in warns]
     rep = appendix(path, len(rows), res.excluded.to_dict(), seed, command)
     title = f"Review of {path.name}: {len(answers)} claims on {len(res.results)} benchmark(s)"

@@ -103,3 +103,33 @@ def test_confidence_claim_on_known_truth_equals_the_calibration_command(confiden
     assert mine["ece"]["gap"] == pytest.approx(expected, abs=1e-12)
     cards = next(s for s in rep.sections if s.key == "protocol").data["cards"]
     assert all(card["missing"] == "" for card in cards)  # every protocol field given in the records
+
+
+def test_per_item_grids_get_paired_tests_equal_to_statsmodels_mcnemar(tmp_path):
+    """Per-item correctness: A is right on 60 items more than B in every template (known truth);
+    the claim's paired tests equal an exact McNemar test from statsmodels."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for t, shift in (("plain", 0.0), ("chat", 0.05), ("cot", -0.05)):
+        base = rng.random(400) < 0.55 + shift
+        a = base | (rng.random(400) < 0.25)      # A fixes some of B's errors
+        b = base & (rng.random(400) < 0.95)      # B loses some of its own successes
+        for i in range(400):
+            rows += [("A", t, i, int(a[i])), ("B", t, i, int(b[i]))]
+    df = pd.DataFrame(rows, columns=["model", "template", "item", "correct"]).assign(benchmark="quiz")
+    path = tmp_path / "items.csv"
+    df.to_csv(path, index=False)
+    rep = review(path, fast=True, claims=["A>B"])
+    c = rep.claims[0]
+    pt = c.extra["paired_tests"]
+    assert pt["n_configs"] == 3 and pt["a_better"] == 3 and pt["b_better"] == 0
+    tests = pd.DataFrame(next(s for s in rep.sections if s.key == "paired").data["tests"])
+    for t, g in df.groupby("template"):
+        w = g.pivot(index="item", columns="model", values="correct")
+        table = pd.crosstab(w["A"], w["B"]).reindex(index=[0, 1], columns=[0, 1], fill_value=0).to_numpy()
+        expected = mcnemar(table, exact=True).pvalue
+        row = tests[tests["config"].str.contains(t)]
+        assert len(row) == 1 and row["p_value"].iloc[0] == pytest.approx(expected, rel=1e-10)
+    assert c.verdict == "supported"
