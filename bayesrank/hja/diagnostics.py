@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from bayesrank.errors import InputError
 from bayesrank.hja.fisher import deviation_gradient
 
 
@@ -21,7 +22,7 @@ def affinity(fit, item_group: dict, judge_group: dict, part: str = "residual") -
     has no items, are skipped. NUTS fits use posterior draws.
     """
     if part not in ("residual", "deviation"):
-        raise ValueError(f"part must be 'residual' or 'deviation', got {part!r}")
+        raise InputError(f"part must be 'residual' or 'deviation', got {part!r}")
     resid = part == "residual"
     K, N = fit.counts.n_judges, fit.counts.n_items
     base = 0.0 if resid else fit.params.gamma[:, None] * fit.params.mu[None, :] - fit.params.mu[None, :]

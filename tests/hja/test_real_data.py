@@ -68,8 +68,8 @@ def test_alpaca_eval_subset_rank0_fits_rank1_is_rejected():
     fit = HJA(comps, rank=0).fit()
     cons = fit.consensus()
     # the reference generator gpt4_1106_preview wins most of its comparisons: top of the consensus
-    assert cons.item.iloc[0] == "gpt4_1106_preview"
-    assert cons.item.iloc[-1] == "alpaca-7b"
+    assert cons.player.iloc[0] == "gpt4_1106_preview"
+    assert cons.player.iloc[-1] == "alpaca-7b"
     assert np.allclose(fit.params.gamma.sum(), 3.0)
 
 
