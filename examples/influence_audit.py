@@ -39,7 +39,7 @@ DATASETS = {
     "WTA 2024 (finite core)": ("tennis/wta_matches_2024.csv", 1),
     "NBA 2023-24": ("sports/nba_games_2023_24_tidy.csv", None),
 }
-TOP1_ACTIONS = ("drop", "flip", "add", "add_pairs", "add_weighted")
+TOP1_ACTIONS = ("drop", "flip", "add", "add_pairs", "add_sampled", "add_weighted")
 SPEC = {  # headline figures of spec 00 (seed 000), comparable rows only
     "top1_flip": "3 (Arena-55k)", "top1_drop": "5 (Arena-55k)", "R_top1_drop": "< 1%",
     "ci_aware_ratio": "~13x (mean)", "max_displaced": "up to 28", "max_top10_changes": "up to 6",
@@ -132,7 +132,7 @@ def main():
     df = pd.DataFrame(rows)
     df.to_csv(out / "audit_table.csv", index=False)
     write_json({"table": df, "spec_headlines": SPEC, "details": details}, out / "audit.json")
-    show = df[["dataset", "players", "comparisons", "top1_drop", "top1_flip", "top1_add", "top1_add_pairs",
+    show = df[["dataset", "players", "comparisons", "top1_drop", "top1_flip", "top1_add", "top1_add_pairs", "top1_add_sampled",
                "top1_add_weighted", "R_top1_drop", "R_top1_flip", "R_tau_drop", "R_tau_flip", "R_CI_drop", "R_CI_flip",
                "ci_aware_ratio", "max_displaced", "max_top10_changes", "spearman_degree_vs_displaced"]].copy()
     def fmt(col, v):

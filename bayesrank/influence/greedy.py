@@ -226,8 +226,12 @@ def greedy_audit(
         score = _score(objective, st, cand)
         order = np.argsort(score, kind="stable")
         best = int(order[0])
-        if not score[best] < 0:
+        if not score[best] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
+            break
+        if objective.driver_is_criterion and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
+            reason = ("not broken: at the best remaining rate per match the budget closes less than a tenth "
+                      "of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
         best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
