@@ -59,8 +59,14 @@ def build_bt_model(
     ties: str = "half",
     prior_sigma: float = DEFAULT_PRIOR_SIGMA,
     tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA,
+    mutable: bool = False,
 ) -> "pm.Model":
-    """PyMC Bradley-Terry model on ``counts`` (named dims ``player``, ``pair``, ``outcome``)."""
+    """PyMC Bradley-Terry model on ``counts`` (named dims ``player``, ``pair``, ``outcome``).
+
+    ``mutable=True`` puts the counts in ``pm.Data`` containers (``n_obs`` and ``wins_obs`` for
+    binary/half ties, ``outcome_counts`` for Davidson) so one compiled model can be refitted to new
+    counts on the same pairs (simulation-based calibration, coverage studies); every pair must then
+    have been played."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -74,17 +80,24 @@ def build_bt_model(
             wi, wj = tm.effective(c)
             n = wi + wj
             keep = n > 0
+            if mutable and not keep.all():
+                raise ValueError("mutable=True needs every pair to have comparisons")
             model.add_coord("pair_obs", np.asarray(coords["pair"], dtype=object)[keep])
+            n_obs, wins_obs = n[keep], wi[keep]
+            if mutable:
+                n_obs = pm.Data("n_obs", n_obs, dims="pair_obs")
+                wins_obs = pm.Data("wins_obs", wins_obs, dims="pair_obs")
             pm.CustomDist(
-                "wins", n[keep], d[np.flatnonzero(keep)], logp=_fractional_binomial_logp,
-                dist=_fractional_binomial_dist, observed=wi[keep], dims="pair_obs",
+                "wins", n_obs, d[np.flatnonzero(keep)], logp=_fractional_binomial_logp,
+                dist=_fractional_binomial_dist, observed=wins_obs, dims="pair_obs",
             )
         else:
             model.add_coord("outcome", ["i_wins", "j_wins", "tie"])
             log_nu = pm.Normal("log_nu", 0.0, tie_prior_sigma)
             logits = pt.stack([0.5 * d, -0.5 * d, pt.broadcast_to(log_nu, d.shape)], axis=-1)
             p = pt.special.softmax(logits, axis=-1)
-            pm.Multinomial("outcomes", n=c.sum(axis=1), p=p, observed=c, dims=("pair", "outcome"))
+            obs = pm.Data("outcome_counts", c, dims=("pair", "outcome")) if mutable else c
+            pm.Multinomial("outcomes", n=obs.sum(axis=1), p=p, observed=obs, dims=("pair", "outcome"))
     model._bayesrank_ties = ties  # noqa: SLF001 - remembered for summaries
     return model
 

@@ -1,0 +1,94 @@
+"""Simulation-based calibration (Talts et al. 2018) of the Bradley-Terry PyMC model under NUTS
+(shared by tests/bt/test_sbc.py and examples/bt_sbc.py).
+
+For each simulation: draw (θ̃[, λ̃]) from the prior with independent NumPy code (ZeroSumNormal(σ) =
+iid N(0, σ²) projected onto Σθ = 0; λ ~ N(0, σ_λ)), simulate counts on every pair, fit the
+package's model (``build_bt_model(..., mutable=True)``, compiled once by nutpie and refitted to
+each dataset with ``with_data``), thin the draws to L = 99 and record the rank of the truth among
+them. If the posterior computation is right every rank is uniform on {0, …, 99}.
+
+Uniformity: per parameter a chi-square test on 10 equal bins, Bonferroni across parameters
+(family-wise level ``alpha``). :func:`power` gives the chance that the test detects a posterior
+whose SD is wrong by a factor ``c`` or whose centre is off by ``delta`` posterior SDs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, softmax
+from scipy.stats import chi2, ncx2, norm
+
+from .coverage_sim import all_pairs
+
+L_DRAWS = 99
+BINS = 10
+
+
+def simulate(rng, template, ties, prior_sigma, tie_prior_sigma):
+    k = template.n_players
+    z = rng.normal(0.0, prior_sigma, k)
+    theta = z - z.mean()
+    d = theta[template.i] - theta[template.j]
+    n = template.total.astype(int)
+    if ties == "davidson":
+        lam = rng.normal(0.0, tie_prior_sigma)
+        p = softmax(np.column_stack([d / 2, -d / 2, np.full_like(d, lam)]), axis=1)
+        counts = np.stack([rng.multinomial(n[r], p[r]) for r in range(len(d))]).astype(float)
+        return np.append(theta, lam), counts
+    wins = rng.binomial(n, expit(d)).astype(float)
+    return theta, np.column_stack([wins, n - wins, np.zeros_like(wins)])
+
+
+def sbc_ranks(ties="half", n_sims=200, seed=0, k=4, per_pair=15, prior_sigma=1.5, tie_prior_sigma=1.0,
+              draws=500, tune=300):
+    """(n_sims, P) ranks of the true parameters among L = 99 thinned posterior draws, and the
+    number of divergent transitions over all fits."""
+    import nutpie
+
+    from bayesrank.bt.pymc_model import build_bt_model
+
+    template = all_pairs(k, per_pair)
+    rng = np.random.default_rng(seed)
+    _, first = simulate(np.random.default_rng(seed + 10**6), template, ties, prior_sigma, tie_prior_sigma)
+    model = build_bt_model(template.with_counts(first), ties, prior_sigma, tie_prior_sigma, mutable=True)
+    compiled = nutpie.compile_pymc_model(model, freeze_model=False)
+    ranks, divergences = [], 0
+    thin = 2 * draws // (L_DRAWS + 1)
+    for s in range(n_sims):
+        truth, counts = simulate(rng, template, ties, prior_sigma, tie_prior_sigma)
+        data = ({"outcome_counts": counts} if ties == "davidson"
+                else {"wins_obs": counts[:, 0], "n_obs": counts[:, :2].sum(axis=1)})
+        tr = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=2, cores=1,
+                           seed=int(rng.integers(2**31)), progress_bar=False)
+        post = tr.posterior["theta"].transpose("chain", "draw", "player").values.reshape(-1, k)
+        if ties == "davidson":
+            post = np.column_stack([post, tr.posterior["log_nu"].values.reshape(-1)])
+        # thin by interleaving chains: draws (c0 d0, c1 d0, c0 d1, ...) -> every `thin`-th, first L
+        kept = post.reshape(2, draws, -1).transpose(1, 0, 2).reshape(2 * draws, -1)[::thin][:L_DRAWS]
+        ranks.append((kept < truth).sum(axis=0))
+        divergences += int(np.asarray(tr.sample_stats["diverging"]).sum())
+    return np.array(ranks), divergences
+
+
+def uniformity(ranks: np.ndarray, alpha: float = 0.01) -> dict:
+    """Chi-square tests of uniform ranks (10 bins of 10 rank values) per parameter, Bonferroni."""
+    n, p = ranks.shape
+    bins = ranks * BINS // (L_DRAWS + 1)
+    counts = np.stack([np.bincount(bins[:, j], minlength=BINS) for j in range(p)])
+    expected = n / BINS
+    stat = ((counts - expected) ** 2 / expected).sum(axis=1)
+    pvals = chi2.sf(stat, BINS - 1)
+    return {"chi2": stat, "p_values": pvals, "min_p": float(pvals.min()), "threshold": alpha / p,
+            "uniform": bool(pvals.min() > alpha / p), "bin_counts": counts}
+
+
+def power(n_sims: int, n_params: int, c: float = 1.0, delta: float = 0.0, alpha: float = 0.01) -> float:
+    """Chance that one parameter's chi-square (at level alpha/n_params) rejects when the computed
+    posterior is N(μ + δ·s, (c·s)²) instead of N(μ, s²): rank/L ≈ Φ((Z − δ)/c), Z ~ N(0, 1)."""
+    edges = np.linspace(0, 1, BINS + 1)
+    cdf = norm.cdf(c * norm.ppf(np.clip(edges, 1e-300, 1 - 1e-16)) + delta)  # P(Φ((Z−δ)/c) ≤ e)
+    cdf[0], cdf[-1] = 0.0, 1.0
+    prob = np.diff(cdf)
+    lam = n_sims * ((prob - 1 / BINS) ** 2 / (1 / BINS)).sum()
+    crit = chi2.isf(alpha / n_params, BINS - 1)
+    return float(ncx2.sf(crit, BINS - 1, lam))
