@@ -162,6 +162,41 @@ class _CountAccumulator:
                           wins_j=np.ascontiguousarray(c[:, 1]), ties=np.ascontiguousarray(c[:, 2]))
 
 
+def count_frame(df, fmt: str, label: str, judge=None, on_invalid="raise", **reader_kwargs):
+    """One batch (a pandas frame) -> (:class:`PairCounts`, :class:`ExclusionLog`) through the
+    in-memory reader; errors and exclusion examples are prefixed with ``label`` (a file name or a
+    partition), row numbers are the frame's index labels."""
+    try:
+        comps = read_comparisons(df, format=fmt, judge=judge, on_invalid=on_invalid, **reader_kwargs)
+    except InputError as err:
+        raise InputError(f"{label}: {err}") from None
+    log = ExclusionLog()
+    for reason, n in comps.excluded.counts.items():
+        log.add(reason, n, [f"{label}:{r}" for r in comps.excluded.examples.get(reason, [])])
+    return comps.aggregate(), log
+
+
+def _merge(into: ExclusionLog, other: ExclusionLog) -> None:
+    for reason, n in other.counts.items():
+        into.add(reason, n, other.examples.get(reason, []))
+
+
+def _stream_format(names, format: str) -> str:
+    import pandas as pd
+
+    fmt = detect_format(pd.DataFrame(columns=list(map(str, names)))) if format == "auto" else format
+    if fmt not in FORMATS or fmt == "arena_counts":
+        raise InputError(f"format {fmt!r} cannot be streamed; streaming reads row formats "
+                         f"{[f for f in FORMATS if f != 'arena_counts']} (pair-count JSON is already aggregated)")
+    return fmt
+
+
+def _result(acc: "_CountAccumulator", log: ExclusionLog, rows: int, files: list[str], fmt: str) -> "StreamedCounts":
+    pc = acc.result()
+    return StreamedCounts(pc.players, pc.i, pc.j, pc.wins_i, pc.wins_j, pc.ties, excluded=log, rows=rows,
+                          files=files, format=fmt)
+
+
 def aggregate_files(source, format: str = "auto", judge: str | None = None, on_invalid: str = "raise",
                     batch_rows: int = 1_000_000, **reader_kwargs) -> StreamedCounts:
     """Stream ``source`` (file, directory or glob of Parquet/CSV/TSV) to pair counts.
@@ -175,10 +210,7 @@ def aggregate_files(source, format: str = "auto", judge: str | None = None, on_i
     names = _dataset(files, kind).schema.names  # the first file's columns
     import pandas as pd
 
-    fmt = detect_format(pd.DataFrame(columns=names)) if format == "auto" else format
-    if fmt not in FORMATS or fmt == "arena_counts":
-        raise InputError(f"format {fmt!r} cannot be streamed; streaming reads row formats "
-                         f"{[f for f in FORMATS if f != 'arena_counts']} (pair-count JSON is already aggregated)")
+    fmt = _stream_format(names, format)
     required = dict(_SIGNATURES)[fmt]
     player_cols = [c for c in required if c in ("model_a", "model_b", "left", "right", "generator_1", "generator_2",
                                                   "winner_name", "loser_name", "home_team", "away_team")]
@@ -194,17 +226,43 @@ def aggregate_files(source, format: str = "auto", judge: str | None = None, on_i
         start = 0
         for df in _batches(fragment, columns, batch_rows):
             df.index = pd.RangeIndex(start, start + len(df))
-            try:
-                comps = read_comparisons(df, format=fmt, judge=judge, on_invalid=on_invalid, **reader_kwargs)
-            except InputError as err:
-                raise InputError(f"{path.name}: {err}") from None
-            for reason, n in comps.excluded.counts.items():
-                log.add(reason, n, [f"{path.name}:{r}" for r in comps.excluded.examples.get(reason, [])])
-            acc.add(comps.aggregate())
+            pc, excluded = count_frame(df, fmt, path.name, judge=judge, on_invalid=on_invalid, **reader_kwargs)
+            acc.add(pc)
+            _merge(log, excluded)
             start += len(df)
         rows += start
     if rows == 0:
         raise InputError(f"no comparisons: {source} has 0 rows")
-    pc = acc.result()
-    return StreamedCounts(pc.players, pc.i, pc.j, pc.wins_i, pc.wins_j, pc.ties, excluded=log, rows=rows,
-                          files=[str(f) for f in files], format=fmt)
+    return _result(acc, log, rows, [str(f) for f in files], fmt)
+
+
+def aggregate_dask(ddf, format: str = "auto", judge: str | None = None, on_invalid: str = "raise",
+                   **reader_kwargs) -> StreamedCounts:
+    """The same aggregation for a Dask dataframe (votes kept on a cluster): every partition is
+    counted where it lives by the in-memory reader (:func:`count_frame`), only the per-partition
+    pair counts travel back and are summed here. Uses the active Dask scheduler or client.
+    Errors and exclusion examples name ``partition N`` and the partition's index labels."""
+    import dask
+
+    fmt = _stream_format(ddf.columns, format)
+    columns = _columns_for(fmt, list(map(str, ddf.columns)), judge)
+
+    def count(part, n):
+        if len(part) == 0:
+            return None
+        pc, log = count_frame(part[columns], fmt, f"partition {n}", judge=judge, on_invalid=on_invalid,
+                              **reader_kwargs)
+        return pc, log, len(part)
+
+    tasks = [dask.delayed(count)(part, n) for n, part in enumerate(ddf.to_delayed())]
+    acc, log, rows = _CountAccumulator(), ExclusionLog(), 0
+    for done in dask.compute(*tasks):
+        if done is None:
+            continue
+        pc, part_log, n_rows = done
+        acc.add(pc)
+        _merge(log, part_log)
+        rows += n_rows
+    if rows == 0:
+        raise InputError("no comparisons: the Dask dataframe has 0 rows")
+    return _result(acc, log, rows, [f"dask: {ddf.npartitions} partitions"], fmt)

@@ -156,3 +156,44 @@ def test_players_first_seen_out_of_name_order_keep_their_wins(tmp_path):
     assert list(got.players) == ["a", "y", "z"]
     table = {(got.players[i], got.players[j]): tuple(c) for i, j, c in zip(got.i, got.j, got.counts)}
     assert table == {("a", "y"): (0, 1, 0), ("a", "z"): (1, 0, 0), ("y", "z"): (1, 1, 1)}
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    import distributed
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_dask_dataframe_on_a_local_cluster_equals_in_memory(dask_client, tmp_path):
+    import dask.dataframe as dd
+
+    from bayesrank.data.streaming import aggregate_dask
+
+    raw = pd.read_csv(path("atp-2024"))
+    reference = read_comparisons(raw)
+    got = aggregate_dask(dd.from_pandas(raw, npartitions=5))
+    assert got.rows == len(raw) and got.excluded.counts == reference.excluded.counts  # walkovers, as in memory
+    _assert_same_counts(got, reference.aggregate())
+    _split(pd.read_csv(path("llmfao/crowd-comparisons.csv")), tmp_path, 3, "parquet")
+    got = aggregate_dask(dd.read_parquet(str(tmp_path)))
+    _assert_same_counts(got, read_comparisons(path("llmfao/crowd-comparisons.csv")).aggregate())
+
+
+def test_dask_bad_rows_name_the_partition_and_exclusions_are_counted(dask_client):
+    import dask.dataframe as dd
+
+    from bayesrank.data.streaming import aggregate_dask
+
+    a, b = _bad_frames()
+    whole = pd.concat([a, b], ignore_index=True)  # row 7 has no model_a
+    ddf = dd.from_pandas(whole, npartitions=2, sort=False)
+    (k,) = [n for n in range(ddf.npartitions) if 7 in ddf.partitions[n].compute().index]
+    with pytest.raises(InputError, match=rf"partition {k}: column 'model_a': 1 rows have a missing player name "
+                                         r"\(0-based rows \[7\]\)"):
+        aggregate_dask(ddf)
+    got = aggregate_dask(ddf, on_invalid="exclude")
+    ref = read_comparisons(whole, on_invalid="exclude")
+    assert got.excluded.counts == ref.excluded.counts
+    _assert_same_counts(got, ref.aggregate())
