@@ -588,7 +588,7 @@ class StyleBT:
         if self._mle is None:
             start = None
             if self.ridge > 0 or self._plain_finite():
-                start = np.concatenate([self.plain_scores(self.ridge), np.zeros(self.data.n_features)])
+                start = np.concatenate([self.plain_scores(self.ridge, weighted=True), np.zeros(self.data.n_features)])
             self._mle = fit_style_newton(self.data, self.ridge, self.beta_ridge, start=start)
         return self._mle
 
@@ -599,14 +599,16 @@ class StyleBT:
             return False
         return True
 
-    def plain_scores(self, ridge: float = 0.0) -> np.ndarray:
-        """Plain Bradley–Terry θ on the same battles and weights (no style features; cached)."""
+    def plain_scores(self, ridge: float = 0.0, weighted: bool = False) -> np.ndarray:
+        """Plain Bradley–Terry θ on the same battles: no style features and, unless ``weighted``, no
+        importance weights (the default ``bayesrank fit`` leaderboard); cached."""
         from bayesrank.bt.mle import fit_newton
 
         cache = self.__dict__.setdefault("_plain", {})
-        if ridge not in cache:
-            cache[ridge] = fit_newton(pair_counts(self.data), "half", ridge=ridge)[0]
-        return cache[ridge]
+        if (ridge, weighted) not in cache:
+            data = self.data if weighted else self.data.with_rows(weight=np.ones(self.data.n_rows))
+            cache[(ridge, weighted)] = fit_newton(pair_counts(data), "half", ridge=ridge)[0]
+        return cache[(ridge, weighted)]
 
     def _z(self) -> float:
         from scipy.stats import norm

@@ -14,10 +14,11 @@ from bayesrank.protocol import Diagnostics, Result
 @dataclass
 class StyleFit(Result):
     """Style-adjusted scores (sum-to-zero logit scale) with intervals, style coefficients, and the
-    plain Bradley–Terry fit on the same battles for the rank change under style control.
+    plain Bradley–Terry fit on the same battles (no style features, no reweighting: the default
+    leaderboard) for each player's rank change.
 
     ``cov`` is the covariance of ``(θ, β)``; ``draws`` (S, K+p) for bootstrap/Laplace/NUTS;
-    ``plain_score`` the plain fit (no features; same battles, weights and ties).
+    ``plain_score`` the plain fit (same battles and ties; no features, no importance weights).
     """
 
     schema = "style_fit"
@@ -68,7 +69,7 @@ class StyleFit(Result):
 
     def significance_rule(self) -> str:
         return (f"b significantly ahead of a: θ_b − θ_a > {self.z:.4g}·sd(θ_b − θ_a), sd from the "
-                f"{self.method} covariance ({self.interval}) of the style-controlled fit; rank_ci = 1 + "
+                f"{self.method} covariance ({self.interval}) of the battle-level fit; rank_ci = 1 + "
                 "#significantly ahead; rank_ub = 1 + #(lower_b > upper_a)")
 
     @property
@@ -109,7 +110,7 @@ class StyleFit(Result):
             self.diagnostics.line(),
             "style coefficients (logit per SD of the feature difference):",
             self.style_table().to_string(index=False, float_format=lambda v: f"{v:.4f}"),
-            f"rank_change = plain rank ({self.plain_method}, same battles, no style features) − style-controlled rank; "
+            f"rank_change = plain rank ({self.plain_method}, same battles, no style features, no reweighting) − rank; "
             f"{moved} of {len(self.players)} players move",
             self.table().to_string(index=False, float_format=lambda v: f"{v:.3f}"),
         ]

@@ -1,0 +1,91 @@
+"""``bayesrank fit DATA --style A_COL:B_COL[,...] [--reweight] [--min-pair-count N]``.
+
+The style-control flags of ``bayesrank fit`` and what they run. Module level: standard library
+only (``bayesrank fit --help`` must stay fast); the estimator is imported inside :func:`run_style`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bayesrank.errors import InputError
+
+
+def add_style_args(p) -> None:
+    """The style-control and reweighting flags of ``bayesrank fit``."""
+    g = p.add_argument_group("style control and reweighting (battle-level model)")
+    g.add_argument("--style", default=None, metavar="A_COL:B_COL[,A_COL:B_COL...]",
+                   help="style-controlled BT: per-battle feature columns of player a and player b (e.g. "
+                        "len_a:len_b,bold_a:bold_b); each feature is (x_a − x_b)/(x_a + x_b), standardised "
+                        "(LMArena's style control); scores are the adjusted ones, the table shows each player's "
+                        "rank change vs the plain fit")
+    g.add_argument("--style-transform", default="normalized_diff", choices=("normalized_diff", "diff"),
+                   help="feature difference: (x_a − x_b)/(x_a + x_b) (default, LMArena) or x_a − x_b")
+    g.add_argument("--style-standardize", default="center_scale", choices=("center_scale", "scale", "none"),
+                   help="center_scale (default, LMArena: implies a position-a effect tied to β), scale (keeps "
+                        "features antisymmetric: use it when every battle involves one reference player), none")
+    g.add_argument("--reweight", action="store_true",
+                   help="inverse-propensity weights 1/max(n_pair, --min-pair-count) for uneven pair sampling "
+                        "(arena-rank's reweighting; use with the sandwich interval)")
+    g.add_argument("--min-pair-count", type=float, default=50.0, metavar="N",
+                   help="floor on a pair's battle count in the --reweight weights (default 50; no battle is dropped)")
+
+
+def wants_style(args) -> bool:
+    return bool(getattr(args, "style", None)) or bool(getattr(args, "reweight", False))
+
+
+def run_style(args, comps) -> int:
+    """Fit the battle-level (style-controlled and/or reweighted) BT on ``comps`` and print/write it."""
+    from bayesrank.bt.style import StyleBT
+    from bayesrank.cli_args import report_diagnostics
+    from bayesrank.report import console, rich_table
+
+    out = console()
+    ties = "half" if args.ties == "auto" else args.ties
+    if ties not in ("half", "drop"):
+        raise InputError(f"--style/--reweight support --ties half or drop, got {args.ties!r}")
+    if getattr(args, "anchor", None):
+        raise InputError("--anchor is not supported with --style/--reweight (use --scale elo for base 1000)")
+    ci = args.ci if args.ci != "auto" else "sandwich"
+    kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
+    bt = StyleBT(comps, args.style or (), ties=ties, transform=args.style_transform,
+                 standardize=args.style_standardize, reweight=args.reweight, min_pair_count=args.min_pair_count,
+                 ridge=args.ridge, level=args.level, **kw)
+    t0 = time.perf_counter()
+    with out.status(f"fitting ({args.method}, battle-level)..."):
+        fit = bt.fit(args.method, ci=ci, n_boot=args.n_boot, seed=args.seed, draws=args.draws, tune=args.tune,
+                     chains=args.chains, sampler=args.sampler, progress=args.method in ("bootstrap", "nuts"))
+    elapsed = time.perf_counter() - t0
+    table = fit.table()
+    if args.scale == "elo":
+        a = 400.0 / 2.302585092994046
+        for col in ("score", "lower", "upper", "plain_score"):
+            table[col] = 1000.0 + a * table[col]
+    if args.top:
+        table = table.head(args.top)
+    what = "style-controlled" if fit.features else "reweighted"
+    if fit.features:
+        out.print(rich_table(fit.style_table(), title="style coefficients (logit per SD of the feature difference)"))
+    out.print(rich_table(table, title=f"{what} Bradley-Terry ({fit.method}, ties={fit.ties}, {fit.interval} "
+                                      f"{fit.level:.0%}); rank_change = plain_rank − rank"))
+    out.print(f"{fit.n_comparisons:g} battles, {len(fit.players)} players, {fit.n_excluded} excluded "
+              f"({comps.excluded.report() if comps.excluded.total else 'none'})"
+              + (f"; inverse-propensity weights, min pair count {args.min_pair_count:g}" if args.reweight else "")
+              + f"; {elapsed:.1f}s")
+    out.print(f"[dim]{fit.significance_rule()}[/]")
+    report_diagnostics(out, fit.diagnostics)
+    if args.json:
+        fit.to_json(args.json)
+        out.print(f"wrote {args.json}")
+    if args.plots:
+        from pathlib import Path
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        target = Path(args.plots) / "style_leaderboard.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fit.plot(top=args.top).savefig(target, dpi=120)
+        out.print(f"wrote {target}")
+    return 0
