@@ -81,3 +81,38 @@ def test_plain_reweighted_bt_matches_arena_rank(sim):
     idx = pd.Index(out["competitors"]).get_indexer(fit.players)
     np.testing.assert_allclose((np.asarray(out["ratings"])[idx] - 1000) / ALPHA, fit.score, atol=2e-6)
     np.testing.assert_allclose(np.sqrt(np.asarray(out["variances"])[idx]) / ALPHA, np.sqrt(np.diag(fit.cov)), rtol=1e-4)
+
+
+@pytest.mark.slow
+def test_reweighted_real_arena_matches_arena_rank():
+    """Real Chatbot Arena votes (1,670,250 battles expanded from the bundled pair counts; both tie
+    kinds = tie): our reweighted fit (examples/style_arena_reweight.py) and arena-rank's
+    PairDataset(reweighted=True) give the same ratings and the same order."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from arena_rank.models.bradley_terry import BradleyTerry as ArenaBT
+    from arena_rank.utils.data_utils import PairDataset
+
+    from bayesrank.datasets import path
+
+    raw = json.loads(path("arena/chatbotarena_20240814.json").read_text())
+    models, x, y = np.asarray(raw["models"], dtype=object), np.asarray(raw["X"]), np.asarray(raw["Y"], dtype=np.int64)
+    pair = np.repeat(np.repeat(np.arange(len(x)), 4), y.ravel())
+    kind = np.repeat(np.tile(np.arange(4), len(x)), y.ravel())
+    battles = pd.DataFrame({"model_a": models[x[pair, 0]], "model_b": models[x[pair, 1]],
+                            "winner": np.array(["model_a", "model_b", "tie", "tie"], dtype=object)[kind]})
+    ds = PairDataset.from_pandas(battles, reweighted=True, min_pair_count=50)
+    arena = ArenaBT(len(ds.competitors), hessian_reg=1e-6, ftol=1e-15, gtol=1e-12, max_iter=5000)
+    out = arena.compute_ratings_and_cis(ds, ci_method="sandwich")
+    spec = importlib.util.spec_from_file_location(
+        "style_arena_reweight", Path(__file__).resolve().parents[2] / "examples" / "style_arena_reweight.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fit = mod.main()["fit"]
+    idx = pd.Index(out["competitors"]).get_indexer(fit.players)
+    theta_arena = (np.asarray(out["ratings"])[idx] - 1000) / ALPHA
+    np.testing.assert_allclose(theta_arena, fit.score, atol=1e-5)
+    assert list(fit.players[np.argsort(-theta_arena)]) == list(fit.players[np.argsort(-fit.score)])
+    assert (fit.rank_change != 0).sum() > 0  # reweighting moves ranks on the real data
