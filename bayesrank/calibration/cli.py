@@ -105,9 +105,9 @@ def load_records(args):
     from .records import from_frame
 
     exclude_invalid = bool(getattr(args, "exclude_invalid", False))
-    path = None if args.data in BOOLQ_NAMES else Path(args.data)
-    if path is not None and not path.exists():
-        raise FileNotFoundError(f"no such file: {path} (or use 'boolq' for the Llama-3 BoolQ records)")
+    from bayesrank.datasets import resolve  # files as given, else bundled short names
+
+    path = None if args.data in BOOLQ_NAMES else resolve(args.data)
     fmt = _detect_format(args, path)
     if fmt == "boolq":
         return read_boolq_llama3(token_readout=args.token_readout) if path is None else \

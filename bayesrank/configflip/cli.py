@@ -21,7 +21,9 @@ def _split(s: str | None) -> list[str] | None:
 
 
 def _inputs(args) -> list[str]:
-    return [args.data, *(args.more_data or [])]
+    from bayesrank.datasets import resolve  # files/folders as given, else bundled short names (lm-eval-2023)
+
+    return [str(resolve(p)) for p in [args.data, *(args.more_data or [])]]
 
 
 def _load_rows(paths: list[str], fmt: str = "auto"):
@@ -87,7 +89,7 @@ def _run_configflip(args) -> int:
         out.print(f"[yellow]warning:[/] {w.message}")
     post_kw = {"random_seed": args.seed}
     if args.posterior == "nuts":
-        post_kw.update(draws=args.draws, tune=args.draws, chains=args.chains, cores=args.chains,
+        post_kw.update(draws=args.draws, tune=args.tune, chains=args.chains, cores=args.chains,
                        nuts_sampler=args.sampler)
     res = analyze(grid, args.range, tol=args.tol, anova_order=args.anova_order, execution_axes=_split(args.anova_axes),
                   posterior=None if args.posterior == "none" else args.posterior, posterior_kwargs=post_kw,
@@ -223,7 +225,8 @@ def register(subparsers) -> None:
                                                                "benchmark as an additive block")
     p.add_argument("--posterior", choices=["none", "mle", "nuts"], default="none",
                    help="flip probabilities: no-pooling twin (mle) or hierarchical PyMC model (nuts)")
-    p.add_argument("--draws", type=int, default=500, help="posterior draws (and tuning steps) per chain")
+    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
+    p.add_argument("--tune", type=int, default=500, help="tuning steps per chain (default 500)")
     p.add_argument("--chains", type=int, default=2)
     p.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto",
                    help="NUTS implementation (auto: nutpie when installed, else PyMC)")

@@ -50,6 +50,7 @@ ALIASES = {
     "atp-2024": "tennis/atp_matches_2024.csv",
     "wta-2024": "tennis/wta_matches_2024.csv",
     "alpaca-eval": "alpaca_eval/alpaca_eval_gpt4turbo_3annotators.csv",
+    "boolq": "calibration",
     "boolq-llama3": "calibration",
 }
 
