@@ -158,17 +158,17 @@ class Objective:
         return out
 
     def predicted_theta(self, state: BTState, cand: Candidates, idx: int, m: float, order="1sN"):
-        g, c = cand.gc(state)
+        (g,), (c,) = cand.take([idx]).gc(state)
         a = state.leverage_base(cand.i[idx], cand.j[idx])
-        den = 1.0 if order == "first" else 1 + m * c[idx] * a
-        return state.theta - m * g[idx] * state.hx(cand.i[idx], cand.j[idx]) / den
+        den = 1.0 if order == "first" else 1 + m * c * a
+        return state.theta - m * g * state.hx(cand.i[idx], cand.j[idx]) / den
 
     def predicted_hinv(self, state: BTState, cand: Candidates, idx: int, m: float):
         """Sherman–Morrison curvature update (θ-shift term ignored)."""
-        _, c = cand.gc(state)
+        _, (c,) = cand.take([idx]).gc(state)
         h = state.hx(cand.i[idx], cand.j[idx])
         a = state.leverage_base(cand.i[idx], cand.j[idx])
-        return state.hinv - (m * c[idx]) * np.outer(h, h) / (1 + m * c[idx] * a)
+        return state.hinv - (m * c) * np.outer(h, h) / (1 + m * c * a)
 
     def describe(self) -> dict:
         return {"name": self.name}
@@ -410,14 +410,20 @@ class SmoothTau(Objective):
         w = self.sign * (1 - t**2) / self.temperature
         return 2 * w.sum(axis=1) / self.norm
 
+    def _tie_signs(self, x):
+        d = x[self.ua] - x[self.ub]
+        return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
+
+    @property
+    def _reference_signs(self):
+        if getattr(self, "_ref_signs", None) is None:
+            self._ref_signs = self._tie_signs(self.reference)
+        return self._ref_signs
+
     def hard_tau(self, theta) -> float:
         """Kendall τ-b between θ and the reference; score differences within ±10⁻⁹ are ties (as for
         the top-k margins: the rounding of a refit must not decide a discordance)."""
-        def signs(x):
-            d = x[self.ua] - x[self.ub]
-            return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
-
-        s, r = signs(np.asarray(theta, float)), signs(self.reference)
+        s, r = self._tie_signs(np.asarray(theta, float)), self._reference_signs
         den = np.sqrt(np.count_nonzero(s) * np.count_nonzero(r))
         return float((s * r).sum() / den) if den > 0 else float("nan")
 
