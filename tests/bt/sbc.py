@@ -40,7 +40,7 @@ def simulate(rng, template, ties, prior_sigma, tie_prior_sigma):
 
 
 def sbc_ranks(ties="half", n_sims=200, seed=0, k=4, per_pair=15, prior_sigma=1.5, tie_prior_sigma=1.0,
-              draws=500, tune=300):
+              draws=500, tune=300, backend="numba"):
     """(n_sims, P) ranks of the true parameters among L = 99 thinned posterior draws, and the
     number of divergent transitions over all fits."""
     import nutpie
@@ -51,7 +51,8 @@ def sbc_ranks(ties="half", n_sims=200, seed=0, k=4, per_pair=15, prior_sigma=1.5
     rng = np.random.default_rng(seed)
     _, first = simulate(np.random.default_rng(seed + 10**6), template, ties, prior_sigma, tie_prior_sigma)
     model = build_bt_model(template.with_counts(first), ties, prior_sigma, tie_prior_sigma, mutable=True)
-    compiled = nutpie.compile_pymc_model(model, freeze_model=False)
+    compiled = nutpie.compile_pymc_model(model, freeze_model=False, backend=backend, gradient_backend=
+                                         "jax" if backend == "jax" else "pytensor")
     ranks, divergences = [], 0
     thin = 2 * draws // (L_DRAWS + 1)
     for s in range(n_sims):
