@@ -109,6 +109,8 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
     if grid_options and kind != "grid":
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
+    if options.get("style") and kind not in ("pairwise", "judges"):
+        raise InputError(f"--style applies to pairwise battles only (this is {kind} data)")
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 

@@ -38,6 +38,9 @@ def register(sub) -> None:
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
+    p.add_argument("--style", default=None, metavar="A_COL:B_COL[,...]",
+                   help="also answer every claim under style control (per-battle feature columns of each side, "
+                        "e.g. len_a:len_b); pairwise battles only")
     g = p.add_argument_group("grid data")
     g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
     g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
@@ -74,7 +77,7 @@ def _split(text):
 
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
-            "benchmarks": _split(args.benchmarks)}
+            "benchmarks": _split(args.benchmarks), "style": args.style}
     return {k: v for k, v in opts.items() if v is not None}
 
 

@@ -1,0 +1,86 @@
+"""Claims under style control beside the plain ones, on battles with known truth: a verbose player
+wins by length alone; the plain leader is the verbose player, the style-controlled leader is not."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy.special import expit
+
+from bayesrank.cli import main
+from bayesrank.review import review
+
+PLAYERS = ["solid", "verbose", "p2", "p3", "p4"]
+THETA = np.array([0.6, 0.0, 0.1, -0.3, -0.4])  # true strengths: solid is the best
+BETA = 1.2
+
+
+@pytest.fixture(scope="module")
+def battles(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    n = 3000
+    a = rng.integers(0, 5, n)
+    b = (a + rng.integers(1, 5, n)) % 5
+    length = lambda idx: np.where(idx == 1, rng.lognormal(6.6, 0.25, n), rng.lognormal(5.6, 0.25, n))  # noqa: E731
+    la, lb = length(a), length(b)
+    raw = (la - lb) / (la + lb)
+    d = (raw - raw.mean()) / raw.std()
+    y = rng.random(n) < expit(THETA[a] - THETA[b] + BETA * d)
+    df = pd.DataFrame({"model_a": np.array(PLAYERS)[a], "model_b": np.array(PLAYERS)[b],
+                       "outcome": np.where(y, "a", "b"), "len_a": la.round(1), "len_b": lb.round(1)})
+    path = tmp_path_factory.mktemp("style") / "battles.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+@pytest.fixture(scope="module")
+def report(battles):
+    path, _ = battles
+    return review(path, fast=True, claims=["top1", "solid>p2"], style="len_a:len_b", budget=60)
+
+
+def test_each_claim_sits_beside_its_style_controlled_twin(report):
+    texts = [c.claim.text for c in report.claims]
+    assert texts == ["top1", "top1 [style-controlled]", "solid>p2", "solid>p2 [style-controlled]"]
+    assert report.leaderboard["player"].iloc[0] == "verbose"  # length wins the plain leaderboard
+    plain, styled = report.claims[0], report.claims[1]
+    assert plain.frequentist["contrast"].startswith("verbose")
+    # under style control the plain leader is not #1: the claim is false at the point estimate
+    assert styled.verdict == "unsupported" and styled.frequentist["estimate"] < 0
+    assert all(p["broken"] is None for p in styled.perturbation.values())
+    style = next(s for s in report.sections if s.key == "style")
+    lb = pd.DataFrame(style.data["leaderboard"])
+    assert lb.sort_values("score", ascending=False)["player"].iloc[0] == "solid"
+
+
+def test_style_contrast_equals_a_statsmodels_glm_with_the_feature(report, battles):
+    """solid − p2 under style control: statsmodels logistic GLM with ±1 player columns and the
+    standardised normalised length difference (Fisher covariance: no ties)."""
+    _, df = battles
+    idx = {p: i for i, p in enumerate(PLAYERS)}
+    x = np.zeros((len(df), len(PLAYERS)))
+    x[np.arange(len(df)), df.model_a.map(idx)] = 1
+    x[np.arange(len(df)), df.model_b.map(idx)] = -1
+    raw = (df.len_a - df.len_b) / (df.len_a + df.len_b)
+    d = ((raw - raw.mean()) / raw.std(ddof=0)).to_numpy()
+    design = np.column_stack([x[:, :-1], d])
+    fit = sm.GLM((df.outcome == "a").to_numpy(float), design, family=sm.families.Binomial()).fit(tol=1e-13)
+    params, cov = np.asarray(fit.params), np.asarray(fit.cov_params())
+    c = np.zeros(design.shape[1])
+    c[idx["solid"]], c[idx["p2"]] = 1, -1
+    est, se = float(c @ params), float(np.sqrt(c @ cov @ c))
+    f = report.claims[3].frequentist
+    assert f["interval"] == "fisher (style-controlled)"
+    assert f["estimate"] == pytest.approx(est, abs=1e-6)
+    assert f["upper"] - f["estimate"] == pytest.approx(1.959963984540054 * se, rel=1e-5)
+    beta = pd.DataFrame(next(s for s in report.sections if s.key == "style").data["style"])["coef"].iloc[0]
+    assert beta == pytest.approx(params[-1], abs=1e-6)
+    assert abs(beta - BETA) < 0.25  # known truth, ~5 standard errors of the estimate
+
+
+def test_style_flag_is_for_pairwise_data_only(battles, tmp_path, capsys):
+    grid = tmp_path / "grid.csv"
+    pd.DataFrame({"model": ["a", "b"] * 3, "benchmark": "x", "score": [0.5, 0.4, 0.6, 0.3, 0.55, 0.5],
+                  "fewshot": [0, 0, 1, 1, 2, 2]}).to_csv(grid, index=False)
+    assert main(["review", str(grid), "--fast", "--style", "len_a:len_b"]) == 2
+    assert "--style applies to pairwise battles only" in capsys.readouterr().err
