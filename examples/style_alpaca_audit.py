@@ -4,7 +4,8 @@ Same data and model as examples/style_alpaca_eval.py (weighted GPT-4-Turbo judge
 outcomes, length difference scaled not centred). For the plain and the length-controlled
 Bradley–Terry fit, a greedy influence-ranked audit flips, drops or adds battles (carrying their
 length covariate) until the top-1 (and the top-3 set) changes; every budget is verified by a
-cold-start exact refit.
+cold-start exact refit. The CI-aware top-1 audit counts a change only when another model is
+*significantly* ahead of the #1 (pairwise contrast, Fisher covariance of the refit).
 
 Run: python examples/style_alpaca_audit.py
 """
@@ -23,7 +24,7 @@ style_alpaca_eval = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(style_alpaca_eval)
 
 
-def main(kinds=("flip", "drop", "add"), ks=(1, 3)) -> dict:
+def main(kinds=("flip", "drop", "add"), ks=(1, 3), ci_aware_kinds=("flip",)) -> dict:
     data, _ = style_alpaca_eval.load("normalized_diff")
     models = {"plain BT": StyleState.fit(data.without_features()), "length-controlled BT": StyleState.fit(data)}
     for name, st in models.items():
@@ -35,14 +36,21 @@ def main(kinds=("flip", "drop", "add"), ks=(1, 3)) -> dict:
             for kind in kinds:
                 res = style_audit(st, kind, k=k, model=name)
                 audits[(name, k, kind)] = res
-                rows.append({"model": name, "objective": res.objective, "action": kind,
-                             "budget": res.budget, "fraction": res.fraction, "verified": res.verified,
-                             "after": ", ".join(res.final_top) if res.broken else "(not broken)"})
+                rows.append(_row(name, kind, res))
+        for kind in ci_aware_kinds:  # a change counts only when an outsider is significantly ahead
+            res = style_audit(st, kind, k=1, model=name, ci_aware=True)
+            audits[(name, "1+ci", kind)] = res
+            rows.append(_row(name, kind, res))
     table = pd.DataFrame(rows)
     print(f"{data.n_comparisons:g} battles; budget = battles acted on until the top-k set changes "
           "(greedy, so an upper bound on the minimum), verified by a cold-start refit")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4%}"))
     return {"table": table, "audits": audits, "models": models}
+
+
+def _row(name, kind, res) -> dict:
+    return {"model": name, "objective": res.objective, "action": kind, "budget": res.budget, "fraction": res.fraction,
+            "verified": res.verified, "after": ", ".join(res.final_top) if res.broken else "(not broken)"}
 
 
 if __name__ == "__main__":

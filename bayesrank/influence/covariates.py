@@ -27,8 +27,11 @@ breaks, the last step is trimmed by bisection on exact refits and the final data
 a **cold start** (``verified``). Budgets count battles; a budget that runs out is reported as not
 broken.
 
-Objective: the top-k gap ``f = min_{a ∈ S, b ∉ S} (θ_a − θ_b)`` (``S`` = the reference top-k;
-k = 1 is "who is #1"), broken iff ``f < −10⁻⁹`` (an exact tie is not a change).
+Objective: the top-k gap ``f = min_{a ∈ S, b ∉ S} (θ_a − θ_b + z·sd_ab)`` (``S`` = the reference
+top-k; k = 1 is "who is #1"; ``z = 0`` for point estimates, ``z = 1.96`` in the CI-aware mode where a
+change counts only when an outsider is significantly ahead), broken iff ``f < −10⁻⁹`` (an exact tie
+is not a change). CI-aware predictions hold the pair SDs of the current fit fixed; every break is
+checked with the refit's own H⁻¹.
 """
 
 from __future__ import annotations
@@ -104,26 +107,50 @@ class StyleState:
 
 # ---------------------------------------------------------------------------------------- objective
 class TopKGap:
-    """Top-k membership gap ``min_{a ∈ S, b ∉ S} (θ_a − θ_b)`` against the reference top-k ``S``."""
+    """Top-k membership gap ``min_{a ∈ S, b ∉ S} (θ_a − θ_b + z·sd_ab)`` against the reference top-k
+    ``S`` (``z = 0``: point estimates; ``ci_aware=True``: ``z`` = the two-sided normal quantile of
+    ``level`` and ``sd_ab² = (e_a − e_b)ᵀH⁻¹(e_a − e_b)`` from the Fisher information, so the set
+    changes only when an outsider is *significantly* ahead of a member — the glossary's rule)."""
 
-    def __init__(self, state: StyleState, k: int = 1):
+    def __init__(self, state: StyleState, k: int = 1, ci_aware: bool = False, level: float = 0.95):
         if not isinstance(k, (int, np.integer)) or not 1 <= k < state.n_players:
             raise InputError(f"k must be an integer in 1..{state.n_players - 1}, got {k!r}")
+        from statistics import NormalDist
+
         self.k = int(k)
         self.in_set = np.zeros(state.n_players, bool)
         self.in_set[state.ranking()[: self.k]] = True
         self.reference_top = [str(p) for p in state.players[self.in_set]]
-        self.name = f"top{self.k}"
+        self.ci_aware = bool(ci_aware)
+        self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
+        self.name = f"top{self.k}" + ("+ci" if ci_aware else "")
+        self._sd = None
+        self.use_hinv(state.hinv)
+
+    def use_hinv(self, hinv: np.ndarray) -> None:
+        """Set the pair SDs (members × outsiders) used by :meth:`values` from ``H⁻¹``."""
+        if not self.ci_aware:
+            return
+        ins, outs = np.flatnonzero(self.in_set), np.flatnonzero(~self.in_set)
+        d = np.diag(hinv)
+        var = d[ins][:, None] + d[outs][None, :] - 2 * hinv[np.ix_(ins, outs)]
+        self._sd = np.sqrt(np.clip(var, 0, None))
 
     def values(self, thetas: np.ndarray) -> np.ndarray:
-        """Gap for each column of ``thetas`` (K, n)."""
-        return thetas[self.in_set].min(axis=0) - thetas[~self.in_set].max(axis=0)
+        """Gap for each column of ``thetas`` (K, n), with the SDs of the last :meth:`use_hinv`."""
+        ins, outs = thetas[self.in_set], thetas[~self.in_set]
+        if not self.ci_aware:
+            return ins.min(axis=0) - outs.max(axis=0)
+        m = ins[:, None, :] - outs[None, :, :] + self.z * self._sd[:, :, None]
+        return m.reshape(-1, thetas.shape[1]).min(axis=0)
 
-    def value(self, theta: np.ndarray) -> float:
+    def value(self, theta: np.ndarray, hinv: np.ndarray | None = None) -> float:
+        if hinv is not None:
+            self.use_hinv(hinv)
         return float(self.values(theta[:, None])[0])
 
-    def broken(self, theta: np.ndarray) -> bool:
-        return self.value(theta) < -TIE_TOL
+    def broken(self, theta: np.ndarray, hinv: np.ndarray | None = None) -> bool:
+        return self.value(theta, hinv) < -TIE_TOL
 
 
 # ---------------------------------------------------------------------------------------- candidates
@@ -313,7 +340,8 @@ def _choose_m(state, objective, cand, idx, cap) -> float:
 
 
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
-                step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT") -> StyleAudit:
+                step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT",
+                ci_aware: bool = False, level: float = 0.95) -> StyleAudit:
     """Greedy influence-ranked audit of the top-k set with ``kind`` actions, verified by exact
     refits (see the module docstring). ``budget`` defaults to 5% of the battles; ``step_cap`` (the
     most battles one step may act on) to 0.2% of them (at least 1)."""
@@ -325,8 +353,8 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     step_cap = int(max(1, np.ceil(0.002 * n_total))) if step_cap is None else int(step_cap)
     if budget < 1 or step_cap < 1:
         raise InputError("budget and step_cap must be positive numbers of battles")
-    objective = TopKGap(state, k)
-    f0 = objective.value(state.theta)
+    objective = TopKGap(state, k, ci_aware=ci_aware, level=level)
+    f0 = objective.value(state.theta, state.hinv)
     st, used, n_refits, broken, reason = state, 0.0, 0, False, ""
     curve = [{"budget": 0.0, "predicted": f0, "refit": f0}]
     log = []
@@ -338,6 +366,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if len(cand) == 0:
             reason = "no candidate actions left"
             break
+        objective.use_hinv(st.hinv)  # predictions hold the pair SDs of the current fit fixed
         score = predicted_change(st, objective, cand)
         best = int(np.argmin(score))
         if not score[best] < 0:
@@ -355,10 +384,10 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
             break
         prev, prev_used = st, used
         st, used = new, used + m
-        val = objective.value(st.theta)
+        val = objective.value(st.theta, st.hinv)
         curve.append({"budget": used, "predicted": predicted, "refit": val})
         step = (best, m)
-        if objective.broken(st.theta):
+        if objective.broken(st.theta, st.hinv):
             broken = True
             if m > 1:  # trim: shortest prefix of this step that still breaks (exact refits)
                 lo, hi = 0.0, m
@@ -366,13 +395,13 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                     mid = np.floor((lo + hi) / 2)
                     trial = _refit(prev, apply(prev.data, cand, best, mid))
                     n_refits += 1
-                    lo, hi = (lo, mid) if trial.converged and objective.broken(trial.theta) else (mid, hi)
+                    lo, hi = (lo, mid) if trial.converged and objective.broken(trial.theta, trial.hinv) else (mid, hi)
                 if hi < m:
                     st = _refit(prev, apply(prev.data, cand, best, hi))
                     n_refits += 1
                     used = prev_used + hi
                     step = (best, hi)
-                    curve[-1].update(budget=used, refit=objective.value(st.theta))
+                    curve[-1].update(budget=used, refit=objective.value(st.theta, st.hinv))
             log.append(_action_row(prev, cand, *step))
             reason = "broken"
             break
@@ -384,8 +413,9 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     if broken:
         cold = StyleState.fit(st.data, st.ridge, st.beta_ridge, start=None)
         n_refits += 1
-        verified = bool(cold.converged and objective.broken(cold.theta))
+        verified = bool(cold.converged and objective.broken(cold.theta, cold.hinv))
         final_theta = cold.theta
+        st = cold
         diag = Diagnostics.optimizer("cold-start refit", cold.converged, cold.gradient_norm,
                                      status="converged" if cold.converged else "failed")
     top = np.argsort(-final_theta, kind="stable")[: objective.k]
@@ -393,7 +423,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         objective=objective.name, action=kind, model=model, broken=broken, verified=verified,
         budget=int(round(used)) if broken else None, budget_limit=budget, n_comparisons=n_total,
         reference_top=objective.reference_top, final_top=[str(p) for p in state.players[top]], initial_value=f0,
-        final_value=objective.value(final_theta), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
+        final_value=objective.value(final_theta, st.hinv), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
         n_refits=n_refits, seconds=time.perf_counter() - t0, diagnostics=diag, final_theta=final_theta,
     )
 

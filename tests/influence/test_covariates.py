@@ -140,3 +140,26 @@ def test_plain_model_audit_equals_aggregated_bt_refits():
     res = style_audit(st, "flip", budget=300)
     assert res.broken and res.verified, res.reason
     assert res.model == "style-controlled BT" and isinstance(res.actions, pd.DataFrame)
+
+
+def test_ci_aware_audit_break_is_significant(state, tmp_path):
+    """CI-aware top-1: the verified break leaves an outsider *significantly* ahead of the reference
+    #1 (pairwise contrast with the cold refit's own Fisher covariance), hence also ahead in the
+    point estimates; it needs more flips than the point-estimate audit here."""
+    from statistics import NormalDist
+
+    point = style_audit(state, "flip")
+    res = style_audit(state, "flip", ci_aware=True, budget=2000)
+    assert res.objective == "top1+ci" and res.broken and res.verified, res.reason
+    data = state.data
+    for _, a in res.actions.iterrows():
+        data = _redo(data, a, a["count"])
+    cold = StyleState.fit(data)
+    top = int(np.flatnonzero(state.players == res.reference_top[0])[0])
+    z = NormalDist().inv_cdf(0.975)
+    h = cold.hinv
+    sd = np.sqrt(h[top, top] + np.diag(h)[: state.n_players] - 2 * h[top, : state.n_players])
+    ahead = (cold.theta - cold.theta[top]) > z * np.where(np.arange(state.n_players) == top, np.inf, sd)
+    assert ahead.any()
+    assert res.budget > point.budget
+    res.to_json(tmp_path / "ci.json")
