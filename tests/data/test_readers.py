@@ -195,7 +195,7 @@ def test_alpaca_eval_bundled():
     from importlib import resources
 
     folder = resources.files("tests.datasets") / "alpaca_eval"
-    files = sorted(f for f in folder.iterdir() if f.name.endswith(".csv"))
+    files = sorted(f for f in folder.iterdir() if f.name.endswith("3annotators.csv"))
     assert files, "tests/datasets/alpaca_eval/ must hold the bundled annotations"
     raw = pd.read_csv(files[0])
     assert detect_format(raw) == "alpaca_eval"
