@@ -40,7 +40,7 @@ def agreement_table(fits: dict) -> pd.DataFrame:
     agreement = compare(*(fits[k] for k in order)).attrs["agreement"]
     rows = []
     for key, (name, v) in zip(order, agreement.items()):
-        rows.append({"method": key, "interval": fits[key].interval, **v,
+        rows.append({"method": key, "ties": fits[key].ties, "interval": fits[key].interval, **v,
                      "converged": fits[key].diagnostics.converged})
     return pd.DataFrame(rows)
 
@@ -67,6 +67,10 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> t
                  data={"interval": default.interval, "rank_methods": ranks.methods()})
     agr = agreement_table(fits)
     text = ["Each method's scores and interval widths against the default MLE fit (all players)."]
+    if agr["ties"].nunique() > 1:
+        text.append("The tie models differ (half-wins for the frequentist fits, Davidson for the Bayesian ones when "
+                    "the data have ties): Davidson θ is on the decisive-odds scale, larger in magnitude than half-win "
+                    "θ, so compare these methods by Kendall τ and by the claims' probabilities, not by raw θ.")
     data = {"agreement": agr.to_dict(orient="records")}
     nuts = fits.get("nuts")
     if nuts is not None:

@@ -55,7 +55,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         secs = ssecs + secs
         parts.update(sparts)
     leaderboard = table[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
-    rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command)
+    rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command, n_comparisons=comps.n_comparisons)
     title = f"Review of {path.name}: {len(answers)} claims about {len(default.players)} players"
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
                         reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes,

@@ -35,13 +35,16 @@ def versions() -> dict:
     return out
 
 
-def appendix(data_path, n_rows: int, exclusions: dict, seed: int, command: list[str] | None) -> dict:
-    """``{data, data_sha256, n_rows, n_excluded, excluded_by_reason, versions, seed, command}``."""
+def appendix(data_path, n_rows: int, exclusions: dict, seed: int, command: list[str] | None,
+             n_comparisons: float | None = None) -> dict:
+    """``{data, data_sha256, n_rows, [n_comparisons,] n_excluded, excluded_by_reason, versions, seed, command}``
+    (``n_rows``: rows read; ``n_comparisons``: the comparisons they hold, e.g. a pair-count row holds many)."""
     cmd = command if command is not None else ["bayesrank", *sys.argv[1:]]
     return {
         "data": str(data_path),
         "data_sha256": sha256_of(data_path),
         "n_rows": int(n_rows),
+        **({} if n_comparisons is None else {"n_comparisons": float(n_comparisons)}),
         "n_excluded": int(exclusions.get("total", 0)),
         "excluded_by_reason": dict(exclusions.get("by_reason", {})),
         "versions": versions(),
