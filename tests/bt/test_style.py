@@ -116,6 +116,8 @@ def test_bootstrap_sd_matches_sandwich(data):
     assert boot.diagnostics.converged and boot.diagnostics.n_failed == 0
     # Monte Carlo SE of an SD from 400 resamples ≈ 1/sqrt(800) = 3.5%: 12% is > 3 SE
     assert np.all(np.abs(ratio - 1) < 0.12), ratio
+    assert boot.to_dict()["diagnostics"]["n_replicates"] == 400
+    boot.to_json()  # schema-validated
 
 
 def test_result_protocol_and_rank_change(data, tmp_path):

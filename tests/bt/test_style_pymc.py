@@ -31,6 +31,8 @@ def test_map_and_laplace_equal_penalised_mle(bt):
     lap = bt.fit("laplace", draws=4000, seed=1)
     np.testing.assert_allclose(lap.draws.mean(axis=0), pen.params, atol=4 * np.sqrt(np.diag(lap.cov).max() / 4000))
     assert lap.to_dict()["settings"]["beta_sigma"] == 0.5
+    fmap.to_json()  # schema-validated
+    lap.to_json()
 
 
 @pytest.mark.slow
@@ -47,3 +49,5 @@ def test_nuts_agrees_with_laplace(bt):
     assert np.all(np.abs(mean_n - mean_l) < 0.1 * sd_l + 3 * sd_n / np.sqrt(nuts.diagnostics.ess_bulk_min))
     assert np.all(np.abs(sd_n / sd_l - 1) < 0.1)
     assert nuts.to_datatree()["posterior"]["beta"].dims[-1] == "feature"
+    assert nuts.to_dict()["diagnostics"]["kind"] == "sampler"
+    nuts.to_json()
