@@ -215,6 +215,7 @@ def battle_data(
     log = ExclusionLog(dict(data.excluded.counts), {k: list(v) for k, v in data.excluded.examples.items()})
     outcome = np.asarray(frame["outcome"].cat.codes)
     keep = np.asarray(frame["weight"].to_numpy(dtype=float) > 0)
+    log.add("zero weight", int((~keep).sum()), [int(r) for r in np.flatnonzero(~keep)[:5]])
     if ties == "drop":
         tie = (outcome == 2) & keep
         log.add("tie (ties='drop')", int(tie.sum()), [int(r) for r in np.flatnonzero(tie)[:5]])

@@ -220,3 +220,10 @@ def test_soft_outcomes_equal_split_rows():
     hard = battle_data(Comparisons.from_frame(split, weight="weight"), "s0_a:s0_b")
     np.testing.assert_allclose(fit_style_newton(soft).params, fit_style_newton(hard).params, atol=1e-9)
     assert soft.n_rows == len(frame) and soft.n_comparisons == len(frame)
+
+
+def test_zero_weight_rows_counted():
+    df = pd.DataFrame({"model_a": ["A", "B", "A", "B"], "model_b": ["B", "A", "B", "A"], "outcome": ["a", "a", "b", "b"],
+                       "w": [1.0, 0.0, 2.0, 1.0], "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
+    d = battle_data(Comparisons.from_frame(df, weight="w"), "x_a:x_b")
+    assert d.exclusions.counts == {"zero weight": 1} and d.n_rows == 3 and d.n_comparisons == 4.0
