@@ -118,6 +118,47 @@ class GridAnalysis(Result):
         t = pd.concat(rows, ignore_index=True)
         return t[["benchmark", "analysis", "role", "term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]]
 
+    def claim_evidence(self, a: str, b: str, benchmark: str) -> dict:
+        """Everything the analysis says about the claim "a beats b on benchmark": the flip counts oriented
+        as a vs b (n_a_wins, n_b_wins, ties, rho_flip, Property 1, witness configurations), the posterior
+        flip summary and P(a > b | c) per configuration when a posterior was fitted, and the paired
+        per-item tests of the claim when they were run (``claims=[f"{a}>{b}"]``)."""
+        if benchmark not in self.results:
+            raise InputError(f"no benchmark {benchmark!r} in the analysis; benchmarks: {list(self.results)}")
+        r = self.results[benchmark]
+        p = r.pairs
+        row = p[(p["player_a"] == a) & (p["player_b"] == b)]
+        flipped = row.empty
+        if flipped:
+            row = p[(p["player_a"] == b) & (p["player_b"] == a)]
+        if row.empty:
+            raise InputError(f"claim {a}>{b}: no such player pair on {benchmark!r}; players: "
+                             f"{sorted(set(p['player_a']) | set(p['player_b']))}")
+        x = row.iloc[0]
+        out = {"claim": f"{a}>{b}", "benchmark": benchmark, "player_a": a, "player_b": b,
+               "n_a_wins": int(x["n_minus"] if flipped else x["n_plus"]),
+               "n_b_wins": int(x["n_plus"] if flipped else x["n_minus"]), "n_ties": int(x["n_ties"]),
+               "n_configs": int(x["n_configs"]), "rho_flip": float(x["rho_flip"]),
+               "strict_order_free": bool(x["strict_order_free"]),
+               "witness_a_wins": x["witness_b_wins"] if flipped else x["witness_a_wins"],
+               "witness_b_wins": x["witness_a_wins"] if flipped else x["witness_b_wins"],
+               "posterior": None, "p_a_greater": None, "paired": None}
+        if r.posterior is not None:
+            key = (b, a) if flipped else (a, b)
+            out["posterior"] = r.posterior.p_flip_summary()[key]
+            pg = r.posterior.p_greater()
+            pg = pg[(pg["player_a"] == key[0]) & (pg["player_b"] == key[1])]
+            probs = 1 - pg["p_a_greater"] if flipped else pg["p_a_greater"]
+            out["p_a_greater"] = dict(zip(pg["config"], probs.astype(float)))
+        if self.paired is not None:
+            t = self.paired.table()
+            t = t[(t["claim"] == f"{a}>{b}") & (t["benchmark"] == benchmark)]
+            if len(t):
+                c = self.paired.claims()
+                out["paired"] = {"summary": c[(c["claim"] == f"{a}>{b}") & (c["benchmark"] == benchmark)]
+                                 .iloc[0].to_dict(), "tests": t.to_dict(orient="records")}
+        return out
+
     def summary(self) -> str:
         lines = [f"configflip: range {self.range_spec}, {len(self.results)} benchmark(s)"]
         for b, r in self.results.items():

@@ -226,7 +226,7 @@ def register(subparsers) -> None:
     p.add_argument("--posterior", choices=["none", "mle", "nuts"], default="none",
                    help="flip probabilities: no-pooling twin (mle) or hierarchical PyMC model (nuts)")
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    p.add_argument("--tune", type=int, default=500, help="tuning steps per chain (default 500)")
+    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
     p.add_argument("--chains", type=int, default=2)
     p.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto",
                    help="NUTS implementation (auto: nutpie when installed, else PyMC)")

@@ -165,3 +165,23 @@ def test_bad_claims_and_missing_items_are_input_errors():
         paired_tests(scores, "A>B")
     with pytest.raises(InputError, match="cluster column"):
         paired_tests(grid, "A>B", cluster="passage")
+
+
+def test_claim_evidence_orients_flips_posterior_and_paired_tests_as_claimed():
+    from bayesrank.configflip.analysis import analyze
+
+    grid, _ = claim_grid()
+    res = analyze(grid, posterior="mle", claims=["B>C"], paired_kwargs={"n_boot": 200})
+    ev = res.claim_evidence("B", "C", "sim")
+    pairs = res.results["sim"].pairs.set_index(["player_a", "player_b"])
+    bc = pairs.loc[("B", "C")]                                   # stored as B vs C: same orientation
+    assert (ev["n_a_wins"], ev["n_b_wins"]) == (bc.n_plus, bc.n_minus)
+    rev = res.claim_evidence("C", "B", "sim")                    # the reverse claim swaps counts and witnesses
+    assert (rev["n_a_wins"], rev["n_b_wins"]) == (bc.n_minus, bc.n_plus)
+    assert rev["witness_a_wins"] == bc.witness_b_wins and rev["witness_b_wins"] == bc.witness_a_wins
+    w = grid.wide("sim")
+    for cfg, p in rev["p_a_greater"].items():                    # P(C > B | c) from the closed-form twin
+        assert (p > 0.5) == (w.loc[cfg, "C"] > w.loc[cfg, "B"])
+        assert p == pytest.approx(1 - ev["p_a_greater"][cfg])
+    assert ev["paired"]["summary"]["claim"] == "B>C" and len(ev["paired"]["tests"]) == 3
+    assert rev["paired"] is None                                 # C>B was not tested

@@ -13,7 +13,7 @@ from bayesrank.configflip.posterior import FlipPosterior
 from bayesrank.configflip.simulate import simulate_grid
 
 AXES = {"template": ["minimal", "role", "detailed", "cot"], "decoding": ["greedy", "t0.7"]}
-FIT = dict(draws=250, tune=250, chains=2, random_seed=1)
+FIT = dict(draws=1000, tune=1000, chains=2, random_seed=1)
 
 
 def null_grid():
@@ -51,7 +51,9 @@ def fits():
     out = {}
     for name, make in (("null", null_grid), ("reversal", reversal_grid)):
         g, truth = make()
-        out[name] = (g, truth, FlipPosterior(g).fit(**FIT))
+        res = FlipPosterior(g).fit(**FIT)
+        assert res.diagnostics.converged, res.diagnostics.messages   # verdicts below come from a converged fit
+        out[name] = (g, truth, res)
     return out
 
 
@@ -144,7 +146,7 @@ def test_short_run_is_flagged_not_converged_in_result_cli_and_json(tmp_path, cap
     g.data.to_csv(path, index=False)
     out = tmp_path / "r.json"
     rc = main(["configflip", str(path), "--axes", "template,decoding", "--n-items-col", "n_items",
-               "--posterior", "nuts", "--draws", "15", "--json", str(out)])
+               "--posterior", "nuts", "--draws", "15", "--tune", "15", "--json", str(out)])
     assert rc == 0                                   # a failed check warns, it does not fail the command
     text = capsys.readouterr().out
     assert "warning:" in text and "NOT converged" in text and "min bulk ESS" in text
