@@ -143,7 +143,8 @@ def main(use_nuts: bool) -> None:
     for title, g, b in (("LLaMA mathqa", g_llama, "mathqa"),
                         ("LLaMA math_counting_and_prob (raw reversals)", g_llama, "math_counting_and_prob"),
                         ("cross-family gsm8k", g_cross, "gsm8k")):
-        fp = FlipPosterior(g, benchmark=b).fit(method=method, draws=500, tune=500, chains=2, random_seed=0)
+        fp = FlipPosterior(g, benchmark=b).fit(method=method, random_seed=0)   # nutpie, 1000 + 1000 per chain
+        out.print(fp.diagnostics.line())
         ps = fp.pair_summary()
         cols = ["player_a", "player_b", "rho_flip_mean", "rho_flip_lo94", "rho_flip_hi94", "p_rho_flip_positive",
                 "claims_reversal"]

@@ -40,3 +40,16 @@ def test_ordering_and_anova_bars():
     t = anova_type2(d, "score", ["model", "t"], max_order=1)
     ax = plots.anova_shares({"b": t})
     assert np.isclose(sum(b.get_height() for b in ax.patches), np.nansum(t["share"]))
+
+
+def test_grid_analysis_plot_views_show_its_numbers():
+    from bayesrank.configflip.analysis import analyze
+
+    res = analyze(grid())
+    fig = res.plot(kind="flips")
+    assert np.array_equal(np.asarray(fig.axes[0].images[0].get_array()), [[1, -1, 0], [1, -1, 1], [1, -1, 1]])
+    fig = res.plot(kind="orderings")
+    assert sorted(b.get_width() for b in fig.axes[0].patches) == sorted(res.results["b"].orderings["count"])
+    fig = res.plot(kind="anova")
+    shares = res.results["b"].anova["share"]
+    assert np.isclose(sum(b.get_height() for b in fig.axes[0].patches), np.nansum(shares))
