@@ -612,9 +612,9 @@ class StyleBT:
         return cache[(ridge, weighted)]
 
     def _z(self) -> float:
-        from scipy.stats import norm
+        from bayesrank.bt.result import two_sided_z
 
-        return float(norm.ppf(0.5 + self.level / 2))
+        return two_sided_z(self.level)
 
     def _result(self, method, params, cov, lower, upper, interval, diagnostics, plain_ridge, **kw):
         from bayesrank.bt.style_result import StyleFit
