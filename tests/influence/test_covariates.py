@@ -163,3 +163,8 @@ def test_ci_aware_audit_break_is_significant(state, tmp_path):
     assert ahead.any()
     assert res.budget > point.budget
     res.to_json(tmp_path / "ci.json")
+
+
+def test_audit_plot(state):
+    fig = style_audit(state, "flip").plot()
+    assert fig.axes[0].get_xlabel() == "battles (flip)"
