@@ -496,8 +496,13 @@ def covariance(data: BattleData, params: np.ndarray, hessian: np.ndarray, kind: 
 
 def bootstrap_freqs(data: BattleData, n_boot: int, seed: int) -> np.ndarray:
     """(B, N) multinomial resamples of the battles (frequency weights as cell sizes; the draw size
-    is the rounded total number of battles), as LMArena's bootstrap of battles."""
+    is the rounded total number of battles), as LMArena's bootstrap of battles. With clusters
+    (e.g. prompts) whole clusters are resampled: row frequency × times its cluster was drawn."""
     rng = np.random.default_rng(seed)
+    if data.cluster is not None:
+        n_c = int(data.cluster.max()) + 1
+        times = rng.multinomial(n_c, np.full(n_c, 1.0 / n_c), size=n_boot).astype(float)
+        return data.freq[None, :] * times[:, data.cluster]
     total = int(round(data.freq.sum()))
     return rng.multinomial(total, data.freq / data.freq.sum(), size=n_boot).astype(float)
 
@@ -660,8 +665,9 @@ class StyleBT:
             ok = boot[np.all(np.isfinite(boot), axis=1)]
             lo, hi = np.quantile(ok, [a, 1 - a], axis=0)
             diag = Diagnostics.resampling("bootstrap", point, n_boot, failed, "dropped")
+            unit = "battles" if self.data.cluster is None else f"clusters of {self.data.cluster_name}"
             return self._result("bootstrap", res.params, np.cov(ok.T), lo, hi,
-                                f"percentile ({n_boot} resamples, seed {seed})", diag, self.ridge, draws=ok,
+                                f"percentile ({n_boot} resamples of {unit}, seed {seed})", diag, self.ridge, draws=ok,
                                 settings={"n_boot": n_boot, "seed": seed})
         prior_ridge = 1.0 / self.prior_sigma**2
         if method in ("map", "laplace"):

@@ -227,3 +227,15 @@ def test_zero_weight_rows_counted():
                        "w": [1.0, 0.0, 2.0, 1.0], "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
     d = battle_data(Comparisons.from_frame(df, weight="w"), "x_a:x_b")
     assert d.exclusions.counts == {"zero weight": 1} and d.n_rows == 3 and d.n_comparisons == 4.0
+
+
+def test_cluster_bootstrap_matches_cluster_sandwich(sim):
+    """Resampling whole clusters (prompts) estimates the same SDs as the cluster-robust sandwich."""
+    frame = sim[0].assign(prompt=np.arange(len(sim[0])) % 150)
+    bt = StyleBT(battle_data(Comparisons.from_frame(frame), STYLE, cluster="prompt"))
+    boot = bt.fit("bootstrap", n_boot=300, seed=2)
+    sand = bt.fit("mle", ci="sandwich")
+    assert "resamples of clusters of prompt" in boot.interval
+    ratio = np.sqrt(np.diag(boot.cov)) / np.sqrt(np.diag(sand.cov))
+    # MC SE of an SD from 300 resamples ≈ 4.1%; 150 clusters add O(1/150) bias: 15% is > 3 SE
+    assert np.all(np.abs(ratio - 1) < 0.15), ratio
