@@ -24,6 +24,8 @@ def add_style_args(p) -> None:
     g.add_argument("--style-standardize", default="center_scale", choices=("center_scale", "scale", "none"),
                    help="center_scale (default, LMArena: implies a position-a effect tied to β), scale (keeps "
                         "features antisymmetric: use it when every battle involves one reference player), none")
+    g.add_argument("--style-cluster", default=None, metavar="COL",
+                   help="column of cluster labels (e.g. the prompt): cluster-robust sandwich and cluster bootstrap")
     g.add_argument("--reweight", action="store_true",
                    help="inverse-propensity weights 1/max(n_pair, --min-pair-count) for uneven pair sampling "
                         "(arena-rank's reweighting; use with the sandwich interval)")
@@ -32,7 +34,8 @@ def add_style_args(p) -> None:
 
 
 def wants_style(args) -> bool:
-    return bool(getattr(args, "style", None)) or bool(getattr(args, "reweight", False))
+    """True when a battle-level option is given (then :func:`run_style` runs instead of the plain fit)."""
+    return any(bool(getattr(args, name, None)) for name in ("style", "reweight", "style_cluster"))
 
 
 def run_style(args, comps) -> int:
@@ -51,7 +54,7 @@ def run_style(args, comps) -> int:
     kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
     bt = StyleBT(comps, args.style or (), ties=ties, transform=args.style_transform,
                  standardize=args.style_standardize, reweight=args.reweight, min_pair_count=args.min_pair_count,
-                 ridge=args.ridge, level=args.level, **kw)
+                 ridge=args.ridge, level=args.level, cluster=args.style_cluster, **kw)
     t0 = time.perf_counter()
     with out.status(f"fitting ({args.method}, battle-level)..."):
         fit = bt.fit(args.method, ci=ci, n_boot=args.n_boot, seed=args.seed, draws=args.draws, tune=args.tune,
