@@ -47,7 +47,7 @@ def test_one_step_newton_is_one_newton_step(state, kind):
         np.testing.assert_allclose(predicted_params(state, cand, m, "1sN", idx)[0], state.params - step, atol=1e-10)
 
 
-@pytest.mark.parametrize("kind", ["drop", "flip"])
+@pytest.mark.parametrize("kind", ["drop", "flip", "add"])
 def test_influence_scores_match_exact_refits(state, kind):
     """Predicted change of the top-1 gap vs the exact refit for 150 single-battle actions:
     Spearman ≥ 0.99 and absolute error ≤ 2% of the spread for the 1sN (better than first order)."""
