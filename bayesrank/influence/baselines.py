@@ -26,19 +26,22 @@ import pandas as pd
 from bayesrank.influence.actions import Candidates, apply, candidates
 from bayesrank.influence.greedy import _state_for
 from bayesrank.influence.objectives import Objective, TopK
-from bayesrank.bt.mle import constrained_covariance, objective as bt_objective
+from bayesrank.bt.mle import objective as bt_objective
 from bayesrank.bt.likelihood import tie_model
 from bayesrank.influence.state import BTState, chord_refit, refit, refit_one
 
 
-def exact_deltas(state: BTState, objective: Objective, cand: Candidates, m: float = 1.0, method: str = "chord",
-                 chunk: int = 500) -> np.ndarray:
+def exact_deltas(state: BTState, objective, cand: Candidates, m: float = 1.0, method: str = "chord",
+                 chunk: int = 500):
     """Objective change after an exact refit for each candidate applied ``m`` times (NaN where the
     perturbed data have no finite MLE). ``method="chord"`` solves each refit by the chord iteration
-    (:func:`chord_refit`, to 1e-12, falling back to batched Newton); ``"newton"`` uses batched Newton."""
+    (:func:`chord_refit`, to 1e-12, falling back to batched Newton); ``"newton"`` uses batched Newton.
+    ``objective`` may be a list: the refits are shared and a list of arrays is returned."""
+    objectives = list(objective) if isinstance(objective, (list, tuple)) else [objective]
+    with_hinv = any(o.uses_hinv for o in objectives)
     base = state.counts.counts
-    f0 = objective.value(state.theta, state.hinv)
-    out = np.full(len(cand), np.nan)
+    f0 = [o.value(state.theta, state.hinv) for o in objectives]
+    out = [np.full(len(cand), np.nan) for _ in objectives]
     model = tie_model(state.ties)
     for lo in range(0, len(cand), chunk):
         sub = cand.take(np.arange(lo, min(len(cand), lo + chunk)))
@@ -52,19 +55,20 @@ def exact_deltas(state: BTState, objective: Objective, cand: Candidates, m: floa
                 rf2 = refit(state, tables[bad])
                 thetas[bad], ok[bad] = rf2.theta, rf2.ok
             hinvs = None
-            if objective.uses_hinv:
+            if with_hinv:
                 hinvs = np.full((len(sub), state.n_players, state.n_players), np.nan)
                 idx = np.flatnonzero(ok)
-                if len(idx):
+                if len(idx):  # Q(QᵀHQ)⁻¹Qᵀ = (H + 11ᵀ/K)⁻¹ − 11ᵀ/(K(1 + ridge)): 1 is an eigenvector of H
+                    k = state.n_players
                     _, _, h = bt_objective(model, state.counts, thetas[idx], tables[idx], state.ridge)
-                    for q, n in enumerate(idx):
-                        hinvs[n] = constrained_covariance(h[q], state.n_players)
+                    hinvs[idx] = np.linalg.inv(h + 1.0 / k) - 1.0 / (k * (1.0 + state.ridge))
         else:
-            rf = refit(state, tables, with_hinv=objective.uses_hinv)
+            rf = refit(state, tables, with_hinv=with_hinv)
             thetas, ok, hinvs = rf.theta, rf.ok, rf.hinv
         for n in np.flatnonzero(ok):
-            out[lo + n] = objective.value(thetas[n], None if hinvs is None else hinvs[n]) - f0
-    return out
+            for o, f, res in zip(objectives, f0, out):
+                res[lo + n] = o.value(thetas[n], None if hinvs is None else hinvs[n]) - f
+    return out if isinstance(objective, (list, tuple)) else out[0]
 
 
 def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: int, max_candidates: int | None = None) -> dict:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-import numpy as np
 import pandas as pd
 
 from bayesrank.influence.greedy import AuditResult
