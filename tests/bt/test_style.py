@@ -239,3 +239,17 @@ def test_cluster_bootstrap_matches_cluster_sandwich(sim):
     ratio = np.sqrt(np.diag(boot.cov)) / np.sqrt(np.diag(sand.cov))
     # MC SE of an SD from 300 resamples ≈ 4.1%; 150 clusters add O(1/150) bias: 15% is > 3 SE
     assert np.all(np.abs(ratio - 1) < 0.15), ratio
+
+
+def test_soft_battle_data_bad_input():
+    from bayesrank.bt.style import soft_battle_data
+
+    df = pd.DataFrame({"g": ["A", "B", "A"], "r": ["R", "R", "R"], "p": [0.2, np.nan, 0.9], "la": [1, 2, 3], "lb": [2, 2, 2]})
+    d = soft_battle_data(df, "g", "r", "p", "la:lb")
+    assert d.exclusions.counts == {"missing p": 1} and d.n_rows == 2
+    with pytest.raises(InputError, match=r"outside \[0, 1\]"):
+        soft_battle_data(df.assign(p=[0.2, 1.5, 0.3]), "g", "r", "p")
+    with pytest.raises(InputError, match="self-comparisons"):
+        soft_battle_data(df.assign(r=["A", "R", "R"]), "g", "r", "p")
+    with pytest.raises(InputError, match="no column 'q'"):
+        soft_battle_data(df, "g", "r", "q")
