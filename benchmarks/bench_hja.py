@@ -4,9 +4,13 @@ Prints, side by side, wall time and held-out log-loss per comparison for
 - HJA constrained MLE (alternating proximal + re-anchoring) with Fisher CIs,
 - JA-Ranking (HJA rank 0) and pooled Bradley–Terry (bayesrank.bt),
 - crowd-kit's NoisyBradleyTerry (outside reference; per-worker skill and position bias),
-- optionally (``--nuts``) PyMC NUTS on the same data (2 chains on 2 cores), with max R-hat.
+- optionally (``--nuts``) the HJA posterior by NUTS on the same data (2 chains on 2 cores) for each
+  configuration in ``--samplers`` (default: nutpie with the concentrated radial nuisance = the package
+  default; nutpie with the plain Normal + Bartlett nuisance (``m=1``, the previous default); PyMC's NUTS),
+  side by side: wall time, CPU time, mean leapfrog steps per draw, max R-hat, min bulk/tail ESS,
+  divergences, bulk ESS per second and whether the package's convergence rule is met.
 
-Run: ``python benchmarks/bench_hja.py [--nuts] [--draws 500]``.
+Run: ``python benchmarks/bench_hja.py [--nuts] [--draws 1000] [--samplers nutpie:100,nutpie:1,pymc:100]``.
 """
 
 from __future__ import annotations
@@ -47,7 +51,9 @@ def noisy_bt_proba(model, counts) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nuts", action="store_true", help="also time PyMC NUTS (2 chains, 2 cores)")
-    ap.add_argument("--draws", type=int, default=500)
+    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--samplers", default="nutpie:100,nutpie:1,pymc:100",
+                    help="comma-separated SAMPLER:M (sampler nutpie|pymc, M = radial concentration)")
     ap.add_argument("--rank", type=int, default=2)
     ap.add_argument("--no-crowdkit", action="store_true")
     args = ap.parse_args()
@@ -101,13 +107,33 @@ def main() -> None:
                          "max_abs_mu_error": np.abs(s - s.mean() - truth.mu).max()})
 
     if args.nuts:
-        t = time.perf_counter()
-        post = HJA(train, rank=r).fit("nuts", draws=args.draws, tune=args.draws, chains=2, cores=2, seed=1)
-        t_nuts = time.perf_counter() - t
-        ll, acc = pair_prediction_scores(post.predict_proba(test), test)
-        rows.append({"method": f"PyMC NUTS rank {r} (2×{args.draws} draws, 2 cores; max R-hat "
-                               f"{post.info['max_rhat']:.4f})", "seconds": t_nuts, "heldout_logloss": ll,
-                     "accuracy": acc, "max_abs_mu_error": np.abs(post.params.mu - truth.mu).max()})
+        import resource
+
+        for spec in args.samplers.split(","):
+            sampler, _, m = spec.partition(":")
+            m = float(m or 100)
+            ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            ru0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                post = HJA(train, rank=r).fit("nuts", draws=args.draws, tune=args.draws, chains=2, cores=2, seed=1,
+                                              sampler=sampler, radial_concentration=m, log_likelihood=False)
+            t_nuts = time.perf_counter() - t
+            ru1 = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+            if sampler == "pymc":  # chains run in child processes
+                ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu += (ch1.ru_utime - ch0.ru_utime) + (ch1.ru_stime - ch0.ru_stime)
+            d = post.diagnostics
+            steps = float(post.idata["sample_stats"]["n_steps"].mean()) if "n_steps" in post.idata["sample_stats"] \
+                else float(post.idata["sample_stats"]["tree_size"].mean())
+            ll, acc = pair_prediction_scores(post.predict_proba(test), test)
+            rows.append({"method": f"NUTS {sampler}, radial m={m:g}, 2x{args.draws} (+{args.draws} tune)",
+                         "seconds": t_nuts, "heldout_logloss": ll, "accuracy": acc,
+                         "max_abs_mu_error": np.abs(post.params.mu - truth.mu).max(), "cpu_seconds": cpu,
+                         "steps_per_draw": steps, "rhat_max": d.rhat_max, "ess_bulk_min": d.ess_bulk_min,
+                         "ess_tail_min": d.ess_tail_min, "divergences": d.divergences,
+                         "ess_bulk_per_s": d.ess_bulk_min / t_nuts, "converged": d.converged})
 
     table = pd.DataFrame(rows)
     table["time_ratio_vs_HJA_MLE"] = table["seconds"] / t_hja

@@ -38,21 +38,16 @@ def as_counts(data, judge_col: str | None = None) -> JudgePairCounts:
 
 
 def significance_ranks(est: np.ndarray, cov: np.ndarray, z: float, lower=None, upper=None) -> tuple:
-    """``rank`` (by point score), ``rank_ci`` (1 + #players significantly ahead by the pairwise
-    contrast test ``θ_b − θ_a > z·sd(θ_b − θ_a)``, correlation included) and ``rank_ub`` (LMArena:
-    1 + #players whose lower bound exceeds this player's upper bound); docs/glossary.md."""
+    """``rank`` (by point score), ``rank_ci`` (1 + #players significantly ahead by the pairwise contrast
+    test ``θ_b − θ_a > z·sd(θ_b − θ_a)``, correlation included) and ``rank_ub`` (LMArena: 1 + #players whose
+    lower bound exceeds this player's upper bound) — the package's one definition (:mod:`bayesrank.bt.result`,
+    docs/glossary.md)."""
+    from bayesrank.bt.result import point_rank, rank_ci, rank_ub
+
+    level = float(2 * norm.cdf(z) - 1)
     est = np.asarray(est, float)
-    rank = pd.Series(est).rank(ascending=False, method="min").astype(int).to_numpy()
-    d = np.diag(cov)
-    var = np.maximum(d[:, None] + d[None, :] - 2 * cov, 0.0)
-    diff = est[None, :] - est[:, None]  # [a, b] = θ_b − θ_a
-    ahead = diff > z * np.sqrt(var)
-    np.fill_diagonal(ahead, False)
-    rank_ci = 1 + ahead.sum(axis=1)
-    rank_ub = None
-    if lower is not None:
-        rank_ub = 1 + (np.asarray(lower)[None, :] > np.asarray(upper)[:, None]).sum(axis=1)
-    return rank, rank_ci, rank_ub
+    return (point_rank(est), rank_ci(est, cov, level),
+            rank_ub(lower, upper) if lower is not None else None)
 
 
 @dataclass
@@ -253,6 +248,25 @@ class HJAFit(Result):
     def constraint_check(self) -> dict:
         p = self.params
         return constraint_violations(p.gamma, p.mu, p.U, p.V, sign_anchors(p.V) if self.rank else None)
+
+    def beside_pooled_bt(self, bt_fit=None) -> pd.DataFrame:
+        """The consensus beside pooled Bradley–Terry (all judges pooled into one score vector).
+
+        ``bt_fit``: a :class:`bayesrank.bt.LeaderboardFit` on the same comparisons; default: the pooled
+        half-win MLE with Fisher intervals (``BradleyTerry(counts.pooled()).fit("mle")``, the same
+        likelihood as HJA with one judge) at this fit's level. Columns ``player``, ``consensus_*`` and
+        ``pooled_bt_*`` (score, lower, upper, rank, rank_ci) and ``rank_shift`` = pooled BT rank −
+        consensus rank (positive: pooling ranks the player lower)."""
+        if bt_fit is None:
+            from bayesrank.bt.api import BradleyTerry
+
+            bt_fit = BradleyTerry(self.counts.pooled(), level=self.level).fit("mle")
+        cols = ["player", "score", "lower", "upper", "rank", "rank_ci"]
+        hja = self.table()[cols].set_axis(["player"] + [f"consensus_{c}" for c in cols[1:]], axis=1)
+        bt = bt_fit.table()[cols].set_axis(["player"] + [f"pooled_bt_{c}" for c in cols[1:]], axis=1)
+        out = hja.assign(player=hja.player.astype(str)).merge(bt, on="player", how="left", validate="one_to_one")
+        out["rank_shift"] = out["pooled_bt_rank"] - out["consensus_rank"]
+        return out
 
     # ---------------------------------------------------------------- protocol views
     def summary(self) -> str:

@@ -40,11 +40,25 @@ def _orthonormalise(Z):
     return pt.linalg.solve_triangular(L, Z.T, lower=True).T, L
 
 
-def _bartlett_radius(L, dim: int, r: int):
-    """``Σ_c (dim − c)·log L_cc`` (c = 0..r−1): with the Normal prior this gives the Gram–Schmidt factor a
-    Wishart/Bartlett-shaped density whose mode is away from the singular point ``Z = 0``. It depends on
-    the non-identified factor only (rotation invariant), so the orthonormal factor stays Haar-uniform."""
-    return pt.sum((dim - np.arange(r)) * pt.log(pt.diagonal(L)))
+#: Concentration m of the radial (Gram–Schmidt) nuisance: the log density of the triangular factor L is
+#: ``m·Σ_c (d − c) log L_cc − m‖L‖²/2`` (mode ``L = diag(√(d − c))``, sd ≈ 1/√(2m)). m = 1 is the plain
+#: Normal prior + Bartlett term (default). The identified parameters' posterior does not depend on m.
+#: Pinning the radius (m = 100) was tried as a reparameterisation and is slower: the tight radial
+#: direction is not axis-aligned, so a diagonal mass matrix cannot absorb it and NUTS needs ~2× the
+#: leapfrog steps per draw (benchmarks/bench_hja.py, docs/hja.md).
+RADIAL_CONCENTRATION = 1.0
+
+
+def _bartlett_radius(L, dim: int, r: int, concentration: float = 1.0):
+    """``m·Σ_c (dim − c)·log L_cc − (m − 1)‖L‖²_F/2`` (c = 0..r−1; the Normal(0, 1) prior of the raw variable
+    supplies the remaining ``−‖L‖²/2``): a Wishart/Bartlett-shaped density of the Gram–Schmidt factor with
+    mode ``L_cc = √(dim − c)``, away from the singular point ``Z = 0``. It depends on the non-identified
+    factor only (rotation invariant), so the orthonormal factor stays Haar-uniform."""
+    m = float(concentration)
+    out = m * pt.sum((dim - np.arange(r)) * pt.log(pt.diagonal(L)))
+    if m != 1.0:
+        out = out - 0.5 * (m - 1.0) * pt.sum(pt.tril(L) ** 2)
+    return out
 
 
 def _wins_logp(value, n, eta):
@@ -58,7 +72,8 @@ def _wins_dist(n, eta, size):
 
 
 def build_hja_model(counts: JudgePairCounts, rank: int, anchors=None, sigma_mu: float = 3.0,
-                    sigma_gamma: float = 1.0, sigma_s: float = 3.0) -> pm.Model:
+                    sigma_gamma: float = 1.0, sigma_s: float = 3.0,
+                    radial_concentration: float = RADIAL_CONCENTRATION) -> pm.Model:
     """PyMC HJA model on aggregated (judge, pair) counts (see module docstring); dims ``judge``,
     ``player``, ``component``, ``cell``; observed ``wins`` (data ``wins_obs``, ``n_comparisons``)."""
     K, N, r = counts.n_judges, counts.n_items, rank
@@ -74,24 +89,28 @@ def build_hja_model(counts: JudgePairCounts, rank: int, anchors=None, sigma_mu: 
         mu = pm.ZeroSumNormal("mu", sigma=sigma_mu, dims="player")
         gamma_dev = pm.ZeroSumNormal("gamma_dev", sigma=sigma_gamma, dims="judge")
         gamma = pm.Deterministic("gamma", 1.0 + gamma_dev, dims="judge")
-        eta = gamma[kk] * (mu[ii] - mu[jj])
+        S = gamma[:, None] * mu[None, :]  # judge score matrix (K × N)
         if r:
             Z = pm.Normal("V_raw", 0.0, 1.0, dims=("player", "component"))
             ones = pt.ones((N, 1)) / np.sqrt(N)
             mdir = (mu / pt.sqrt(pt.sum(mu**2)))[:, None]
             Zp = Z - ones @ (ones.T @ Z) - mdir @ (mdir.T @ Z)
             Q, LV = _orthonormalise(Zp)
-            pm.Potential("V_raw_radius", _bartlett_radius(LV, N - 2, r))
+            pm.Potential("V_raw_radius", _bartlett_radius(LV, N - 2, r, radial_concentration))
             Y = pm.Normal("U_dir_raw", 0.0, 1.0, dims=("judge", "component"))
             Yp = Y - Y.mean(axis=0, keepdims=True)
             Pj, LU = _orthonormalise(Yp)
-            pm.Potential("U_dir_raw_radius", _bartlett_radius(LU, K - 1, r))
+            pm.Potential("U_dir_raw_radius", _bartlett_radius(LU, K - 1, r, radial_concentration))
             inc = pm.HalfNormal("s_increment", sigma=sigma_s, dims="component")
             s = pm.Deterministic("singular_values", pt.cumsum(inc[::-1])[::-1], dims="component")
             flip = pt.sign(Q[anchors, np.arange(r)])
             V = pm.Deterministic("V", Q * flip[None, :], dims=("player", "component"))
             U = pm.Deterministic("U", Pj * (s * flip)[None, :], dims=("judge", "component"))
-            eta = eta + pt.sum(U[kk] * (V[ii] - V[jj]), axis=1)
+            S = S + U @ V.T
+        # η_c = S[k, i] − S[k, j]: two gathers from the K × N score matrix (cheaper to differentiate than
+        # gathering γ, μ, U, V per cell)
+        flat = S.flatten()
+        eta = flat[kk * N + ii] - flat[kk * N + jj]
         pm.CustomDist("wins", n, eta, dist=_wins_dist, logp=_wins_logp, observed=y, dims="cell")
     model.hja_rank = r
     model.hja_anchors = anchors
@@ -266,10 +285,11 @@ def default_sampler() -> str:
 
 def fit_nuts(hja, draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int | None = None,
              seed: int | None = None, target_accept: float = 0.9, progressbar: bool = False,
-             sampler: str | None = None, log_likelihood: bool = True, **prior):
+             sampler: str | None = None, log_likelihood: bool = True, nuts_kwargs: dict | None = None, **prior):
     """NUTS posterior (started at the MLE) as an :class:`~bayesrank.hja.model.HJAFit` with draws.
 
-    ``sampler``: ``"nutpie"`` (default when installed) or ``"pymc"``. Diagnostics
+    ``sampler``: ``"nutpie"`` (default when installed) or ``"pymc"``; ``nuts_kwargs`` go to the sampler
+    (e.g. ``{"adaptation": "low_rank"}`` for nutpie). Diagnostics
     (:meth:`bayesrank.protocol.Diagnostics.sampler`): max R-hat, min bulk/tail ESS over the identified
     parameters μ, γ and the singular values, and the divergence count. ``log_likelihood``: add the
     pointwise log-likelihood group (per (judge, pair) cell) for PSIS-LOO.
@@ -290,11 +310,7 @@ def fit_nuts(hja, draws: int = 1000, tune: int = 1000, chains: int = 2, cores: i
     model = build_hja_model(counts, r, anchors, **prior)
     seed = hja.seed if seed is None else seed
     sampler = sampler or default_sampler()
-    kw = {"nuts_sampler": sampler}
-    if sampler == "pymc":
-        kw["target_accept"] = target_accept
-    else:
-        kw["nuts"] = {"target_accept": target_accept}
+    kw = {"nuts_sampler": sampler, "nuts": {"target_accept": target_accept, **(nuts_kwargs or {})}}
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores if cores is not None else min(chains, 2),
                           random_seed=seed, initvals=initial_point(mle), progressbar=progressbar,

@@ -91,3 +91,28 @@ def test_llmfao_top_workers_as_separate_judges():
     workers = [j for j in per.index if j.startswith("worker")]
     assert workers and all(per[w] >= 200 for w in workers)
     assert {"crowd_rest", "gpt3", "gpt4"} <= set(per.index)
+
+
+def test_consensus_beside_pooled_bt_on_llmfao(llmfao):
+    """The review's table: HJA consensus next to pooled Bradley–Terry (choix's independent MM fit of the
+    pooled half-win counts as the reference for the pooled scores)."""
+    import choix
+
+    counts = from_comparisons(llmfao)
+    fit = HJA(counts, rank=1).fit()
+    tab = fit.beside_pooled_bt().set_index("player")
+    assert list(tab.index) == fit.table().player.tolist()
+    pooled = counts.pooled()
+    # choix: pairwise data with half wins as weights -> duplicate each comparison twice (2·y wins of i)
+    data = []
+    for a, b, w, n in zip(pooled.i, pooled.j, pooled.wins_i, pooled.total):
+        data += [(a, b)] * int(round(2 * w)) + [(b, a)] * int(round(2 * (n - w)))
+    ref = choix.ilsr_pairwise(counts.n_items, data, alpha=0.0, tol=1e-12)
+    ref = ref - ref.mean()
+    np.testing.assert_allclose(tab.loc[counts.items, "pooled_bt_score"].to_numpy(), ref, atol=1e-5)
+    assert (tab.pooled_bt_rank - tab.consensus_rank == tab.rank_shift).all()
+    assert (tab.consensus_lower <= tab.consensus_score).all() and (tab.pooled_bt_upper >= tab.pooled_bt_score).all()
+    # the contrast the review reports, with its Wald p-value
+    ct = fit.contrast("GPT 4", "Claude v2")
+    assert ct.lower < ct.estimate < ct.upper and 0 < ct.p_value < 1
+    assert ct.p_value == pytest.approx(2 * (1 - __import__("scipy").stats.norm.cdf(abs(ct.estimate) / ct.se)))
