@@ -639,8 +639,9 @@ class StyleBT:
         )
 
     def fit(self, method: str = "mle", *, ci: str = "fisher", n_boot: int = 200, seed: int = 0, draws: int = 1000,
-            tune: int = 1000, chains: int = 4, sampler: str = "pymc", progress: bool = False):
-        """Fit with ``method`` in :data:`STYLE_METHODS` (see the class docstring)."""
+            tune: int = 1000, chains: int = 4, sampler: str = "pymc", progress: bool = False, loo: bool = True):
+        """Fit with ``method`` in :data:`STYLE_METHODS` (see the class docstring); NUTS diagnostics
+        carry PSIS-LOO over battles unless ``loo=False``."""
         from bayesrank.protocol import Diagnostics
 
         if method not in STYLE_METHODS:
@@ -704,7 +705,12 @@ class StyleBT:
             names.append("beta")
         sample = np.concatenate(parts, axis=1)
         lo, hi = np.quantile(sample, [a, 1 - a], axis=0)
-        diag = Diagnostics.sampler("nuts", dt, var_names=names)
+        extra = {}
+        if loo:
+            from bayesrank.bt.api import loo_summary
+
+            extra["loo"] = loo_summary(dt)  # PSIS-LOO over battles (each battle one LOO unit)
+        diag = Diagnostics.sampler("nuts", dt, var_names=names, **extra)
         return self._result("nuts", sample.mean(axis=0), np.cov(sample.T), lo, hi, "equal-tailed credible", diag,
                             prior_ridge, draws=sample, idata=dt,
                             settings={"prior_sigma": self.prior_sigma, "beta_sigma": self.beta_sigma, "draws": draws,

@@ -50,4 +50,6 @@ def test_nuts_agrees_with_laplace(bt):
     assert np.all(np.abs(sd_n / sd_l - 1) < 0.1)
     assert nuts.to_datatree()["posterior"]["beta"].dims[-1] == "feature"
     assert nuts.to_dict()["diagnostics"]["kind"] == "sampler"
+    loo = nuts.diagnostics.extra["loo"]
+    assert loo["pareto_k_max"] < 0.7 and np.isfinite(loo["elpd"])
     nuts.to_json()
