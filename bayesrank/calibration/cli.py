@@ -1,9 +1,11 @@
 """``bayesrank calibration DATA [--format F] [--by COLS] [--estimators ...] [--level L] [--seed N] [--json PATH] [--plots DIR]``
 
-DATA is a record table (CSV/TSV/JSON/JSON-lines/Parquet with correctness, verbal and token
-columns), OpenAI-style ``logprobs`` responses (JSON/JSON-lines), one Llama-3 BoolQ confidence file
-(``L3_data*.csv``), or ``boolq`` (the six Llama-3 BoolQ prompt variants). The token column holds
-probabilities, or JSON lists of the answer span's token log-probabilities (``--readout T1|T2``).
+DATA (resolved by :func:`bayesrank.datasets.resolve`, as in every subcommand) is a record table
+(CSV/TSV/JSON/JSON-lines/Parquet with correctness, verbal and token columns), OpenAI-style
+``logprobs`` responses (JSON/JSON-lines), one Llama-3 BoolQ confidence file (``L3_data*.csv``), a
+folder of them, or the name ``boolq`` (the six Llama-3 BoolQ prompt variants; a test fixture of the
+source checkout). The token column holds probabilities, or JSON lists of the answer span's token
+log-probabilities (``--readout T1|T2``).
 
 Module-level imports: the standard library, :mod:`bayesrank.cli_args` and :mod:`bayesrank.errors` only.
 """
@@ -17,7 +19,6 @@ from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostic
 from bayesrank.errors import InputError, ProtocolWarning
 
 FORMATS = ("table", "openai", "boolq")
-BOOLQ_NAMES = ("boolq", "bundled:boolq")
 BOOLQ_COLUMNS = {"Answer", "Raw_Answer", "Confidence", "Yes_Prob", "No_Prob", "Score"}
 
 
@@ -71,10 +72,10 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _detect_format(args, path: Path | None) -> str:
+def _detect_format(args, path: Path) -> str:
     if args.format != "auto":
         return args.format
-    if path is None:
+    if path.is_dir():
         return "boolq"
     if path.suffix in (".json", ".jsonl") and '"logprobs"' in path.read_text()[:1_000_000]:
         return "openai"
@@ -101,19 +102,26 @@ def _read_table(path: Path):
 
 def load_records(args):
     """The records DATA names (see module docstring), validated."""
-    from .readers import read_boolq_file, read_boolq_llama3, read_openai_logprobs
+    from .readers import read_boolq_file, read_openai_logprobs
     from .records import from_frame
 
-    exclude_invalid = bool(getattr(args, "exclude_invalid", False))
     from bayesrank.datasets import resolve  # files as given, else bundled short names
 
-    path = None if args.data in BOOLQ_NAMES else resolve(args.data)
+    from .records import concat
+
+    exclude_invalid = bool(getattr(args, "exclude_invalid", False))
+    path = resolve(args.data.removeprefix("bundled:"))  # 'bundled:boolq': an old spelling of 'boolq'
     fmt = _detect_format(args, path)
     if fmt == "boolq":
-        return read_boolq_llama3(token_readout=args.token_readout) if path is None else \
-            read_boolq_file(path, token_readout=args.token_readout)
-    if path is None:
-        raise InputError(f"--format {fmt} needs a file, not {args.data!r}")
+        if not path.is_dir():
+            return read_boolq_file(path, token_readout=args.token_readout)
+        files = sorted(path.glob("L3_data*.csv"))
+        if not files:
+            raise InputError(f"{path}: a folder of BoolQ confidence records must hold L3_data*.csv files")
+        return concat([read_boolq_file(f, variant=f.stem.replace("L3_data", "prompt"), token_readout=args.token_readout)
+                       for f in files])
+    if path.is_dir():
+        raise InputError(f"{path} is a folder; --format {fmt} needs a file")
     if fmt == "openai":
         return read_openai_logprobs(path, readout=args.readout, correct_key=args.correct_col, verbal_key=args.verbal_col,
                                     word_map=_kv(args.word_map, float, "--word-map") or None,
