@@ -47,6 +47,8 @@ from bayesrank.errors import ExclusionLog, InputError, NoFiniteEstimateError
 TRANSFORMS = ("normalized_diff", "diff")
 STANDARDIZE = ("center_scale", "scale", "none")
 STYLE_TIES = ("half", "drop")
+#: A logit-scale estimate beyond this means the MLE runs off to infinity (separation), not a finite score.
+DIVERGED = 30.0
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -437,7 +439,7 @@ def newton(data: BattleData, start=None, ridge=0.0, beta_ridge=0.0, freq=None, t
                 break
             t /= 2
         x, loss, g, h = cand, closs, cg, ch
-        if np.max(np.abs(t * step)) < tol:
+        if np.max(np.abs(step)) < tol:  # the full Newton step, not the damped one (a stalled line search is no optimum)
             converged = True
             break
     return StyleNewton(x, loss, g, h, it, converged)
@@ -459,9 +461,11 @@ def fit_style_newton(data: BattleData, ridge=0.0, beta_ridge=0.0, start=None, to
     """Single MLE (or ridge-penalised) fit; raises :class:`NoFiniteEstimateError` when none exists."""
     check_finite(data, ridge)
     res = newton(data, start=start, ridge=ridge, beta_ridge=beta_ridge, tol=tol)
-    if not res.converged or not np.all(np.isfinite(res.params)):
+    big = float(np.max(np.abs(res.params))) if np.all(np.isfinite(res.params)) else np.inf
+    if not res.converged or big > DIVERGED:
         raise NoFiniteEstimateError(
-            "Newton did not converge for the style-controlled MLE (features may separate the outcomes); "
+            f"no finite style-controlled MLE: Newton {'did not converge' if not res.converged else 'ran off'} "
+            f"(max |estimate| {big:.3g} logits; the players and style features (quasi-)separate the outcomes); "
             "try ridge>0 / beta_ridge>0 or fewer style features")
     return res
 

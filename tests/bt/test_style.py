@@ -253,3 +253,18 @@ def test_soft_battle_data_bad_input():
         soft_battle_data(df.assign(r=["A", "R", "R"]), "g", "r", "p")
     with pytest.raises(InputError, match="no column 'q'"):
         soft_battle_data(df, "g", "r", "q")
+
+
+def test_separating_feature_raises():
+    """The outcome is decided by the feature (a wins iff x_a > x_b): β̂ → ∞, no finite MLE (exit code 3)."""
+    rng = np.random.default_rng(0)
+    n = 400
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    xa, xb = rng.random(n) + 0.1, rng.random(n) + 0.1
+    df = pd.DataFrame({"model_a": [f"p{i}" for i in a], "model_b": [f"p{i}" for i in b],
+                       "outcome": np.where(xa > xb, "a", "b"), "x_a": xa, "x_b": xb})
+    with pytest.raises(NoFiniteEstimateError, match="separate"):
+        StyleBT(df, "x_a:x_b").fit()
+    fit = StyleBT(df, "x_a:x_b", beta_ridge=1.0).fit()  # a ridge on β gives a finite answer
+    assert np.isfinite(fit.coef).all() and fit.coef[0] > 3
