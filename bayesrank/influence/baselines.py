@@ -141,11 +141,11 @@ def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size
             tables = np.repeat(base[None], len(mm), axis=0)
             for c in np.flatnonzero(mm.any(axis=0)):
                 tables[:, cand.r[c]] += mm[:, c, None] * cand.delta[c]
-            rf = refit(st, tables, with_hinv=True)
+            rf = refit(st, tables, with_hinv=objective.uses_hinv)
             n_sets += len(mm)
             n_bad += int((~rf.ok).sum())
             for q in np.flatnonzero(rf.ok):
-                if objective.broken(rf.theta[q], rf.hinv[q]):
+                if objective.broken(rf.theta[q], None if rf.hinv is None else rf.hinv[q]):
                     cells, m = np.unique(sets[lo + q], return_counts=True)
                     return {"budget": size, "actions": [(int(c), int(k)) for c, k in zip(cells, m)],
                             "n_sets": n_sets, "n_no_finite_mle": n_bad, "candidates": cand}

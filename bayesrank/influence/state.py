@@ -187,11 +187,8 @@ def refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool = False, sta
         res = newton(model, state.counts, batch_counts=batch_counts[sel], start=x0, ridge=state.ridge, tol=1e-11)
         thetas[sel] = res.params
         ok[sel] = res.converged
-        if with_hinv:
-            from bayesrank.bt.mle import constraint_basis
-
-            q = constraint_basis(k)
-            hinvs[sel] = q @ np.linalg.inv(q.T @ res.hessian @ q) @ q.T
+        if with_hinv:  # Q(QᵀHQ)⁻¹Qᵀ = (H + 11ᵀ/K)⁻¹ − 11ᵀ/(K(1 + ridge)): 1 is an eigenvector of H
+            hinvs[sel] = np.linalg.inv(res.hessian + 1.0 / k) - 1.0 / (k * (1.0 + state.ridge))
             hess[sel] = res.hessian
     thetas[~ok] = np.nan
     return Refit(thetas, hinvs, ok, hess)
