@@ -224,8 +224,10 @@ class FlipPosterior:
             from bayesrank._multiprocessing import pymc_mp_ctx
 
             with model:
+                # nuts_sampler="pymc" explicitly: PyMC 6 switches to nutpie by itself when it is installed
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-                                  target_accept=target_accept, progressbar=progressbar, mp_ctx=pymc_mp_ctx(),
+                                  target_accept=target_accept, progressbar=progressbar, nuts_sampler="pymc",
+                                  mp_ctx=pymc_mp_ctx(),
                                   compute_convergence_checks=False)  # computed below, the package's one way
         else:
             import nutpie
