@@ -21,7 +21,6 @@ ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pai
                   "add_weighted": "add_weighted", "add_all_outcomes_weighted": "add_weighted",
                   "add_sampled": "add_sampled", "add_all_outcomes_sampled": "add_sampled",
                   "drop": "drop", "flip": "flip", "remove-player": "remove-player"}
-MARGIN_OBJECTIVES = ("top1", "topk:", "pair:")
 
 
 def parse_actions(actions) -> list[str]:
@@ -92,8 +91,6 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     from bayesrank.influence.robustness import R_CI, R_TAU, R_TOP1, applies, canonical_objective, score_of
 
     acts = parse_actions(actions)
-    if ci_aware and not objective.startswith(MARGIN_OBJECTIVES) and ">" not in objective:
-        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
     state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid)
     match_actions = [a for a in acts if a in ACTION_TYPES]
 
@@ -103,6 +100,8 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                                tau_threshold=tau_threshold, ci_mode=mode, ci_ratio=ci_ratio)
 
     main_obj = make(match_actions[0] if match_actions else "drop")  # validates objective/target first
+    if ci_aware and not main_obj.ci_aware:
+        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
     jobs = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:
         for name in (R_TOP1, R_TAU, R_CI):

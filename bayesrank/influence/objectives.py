@@ -121,6 +121,7 @@ def newton_point_covariance(state: BTState, cand: Candidates, idx: int, m: float
 class Objective:
     name = "objective"
     uses_hinv = False
+    ci_aware = False  # margins only: a reversal counts when significant
     preselect_order: str | None = None  # a cheap ``delta`` order the audit screens candidates with
     driver_is_criterion = True  # broken(θ) ⟺ value(θ) below the threshold (False: a smooth surrogate)
 
