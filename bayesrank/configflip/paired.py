@@ -116,6 +116,14 @@ def detectable_effect(se: float, level: float = 0.95, power: float = 0.8) -> flo
     return float(t * se)
 
 
+def _resamples(rng, n: int, n_boot: int, max_cells: int = 2_000_000):
+    """Index arrays of bootstrap resamples (with replacement from range(n)) in chunks of at most
+    ``max_cells`` indices, so memory stays bounded on large benchmarks."""
+    step = max(1, max_cells // max(n, 1))
+    for start in range(0, n_boot, step):
+        yield rng.integers(0, n, size=(min(step, n_boot - start), n))
+
+
 def paired_comparison(ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray | None = None, *, level: float = 0.95,
                       power: float = 0.8, effect: float | None = None, n_boot: int = 2000, seed: int = 0) -> dict:
     """Every paired statistic of one comparison (see module docstring); ``ya``/``yb`` aligned by item."""
@@ -153,11 +161,10 @@ def paired_comparison(ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray | Non
         se = se_c
         codes, _ = pd.factorize(np.asarray(clusters))
         sums, sizes = np.bincount(codes, weights=d, minlength=g), np.bincount(codes, minlength=g)
-        pick = rng.integers(0, g, size=(n_boot, g))
-        boot = sums[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+        boot = np.concatenate([(sums[p].sum(axis=1) / sizes[p].sum(axis=1)) for p in _resamples(rng, g, n_boot)])
     else:
         out.update(se_cluster=None, n_clusters=None)
-        boot = d[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
+        boot = np.concatenate([d[p].mean(axis=1) for p in _resamples(rng, n, n_boot)])
     a = (1 - level) / 2
     out["diff_wald"] = [diff - z * se, diff + z * se]
     out["diff_bootstrap"] = [float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))]
