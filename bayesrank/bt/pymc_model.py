@@ -117,11 +117,13 @@ class LaplaceFit:
     status: str = ""
 
 
-def compile_flat_logp(model):
+def compile_flat_logp(model, cheap: bool = False):
     """One compiled function of the flattened value vector ``x``: (log p, ∇ log p, ∇² log p, θ(x)).
 
     The Hessian uses PyTensor's vectorised Jacobian of the gradient (no scan), and ``θ(x)`` is
     the model's own back-transform of the value variables (``model.unobserved_value_vars``).
+    ``cheap=True`` also returns a second function ``x -> (log p, θ(x))`` without derivatives (line
+    searches and the linear transform's Jacobian need no Hessian).
     """
     import pytensor
     import pytensor.tensor as pt
@@ -144,13 +146,15 @@ def compile_flat_logp(model):
     hess = jacobian(grad, x, vectorize=True)
     fn = pytensor.function([x], [cost, grad, hess, theta])
     x0 = np.concatenate([np.asarray(point[n], dtype=float).ravel() for n in names])
+    if cheap:
+        return fn, pytensor.function([x], [cost, theta]), names, sizes, x0
     return fn, names, sizes, x0
 
 
 def map_laplace(model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
     """MAP by damped Newton on the model's log-density (PyTensor gradient and Hessian), then the
     Laplace covariance ``(−∇² log p)⁻¹`` mapped from value space to θ (and ``log_nu``)."""
-    fn, names, sizes, x = compile_flat_logp(model)
+    fn, fn_value, names, sizes, x = compile_flat_logp(model, cheap=True)
     lp, g, h, _ = fn(x)
     converged, it, status = False, 0, f"no convergence in {max_iter} iterations"
     for it in range(1, max_iter + 1):
@@ -158,20 +162,21 @@ def map_laplace(model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
         t = 1.0
         for _ in range(60):
             cand = x + t * step
-            clp, cg, ch, _ = fn(cand)
+            clp = float(fn_value(cand)[0])
             if clp >= lp - 1e-12 * abs(lp):
                 break
             t /= 2
         else:  # no ascent possible along the Newton direction: at the mode to machine precision
             converged, status = True, "line search: no further ascent (mode to machine precision)"
             break
-        x, lp, g, h = cand, clp, cg, ch
+        x = cand
+        lp, g, h, _ = fn(x)
         if np.max(np.abs(t * step)) < tol:
             converged, status = True, f"Newton step < {tol:g}"
             break
     neg_h = -h
     cov_v = np.linalg.inv(neg_h)
-    theta = np.asarray(fn(x)[3])
+    theta = np.asarray(fn_value(x)[1])
     zname = model.rvs_to_values[model["theta"]].name
     # θ = J z is linear: J from the back-transform of unit vectors (other value vars held at the mode)
     zo = names.index(zname)
@@ -179,12 +184,12 @@ def map_laplace(model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
     m = sizes[zo]
     base = x.copy()
     base[off : off + m] = 0.0
-    theta0 = np.asarray(fn(base)[3])
+    theta0 = np.asarray(fn_value(base)[1])
     cols = []
     for k in range(m):
         e = base.copy()
         e[off + k] = 1.0
-        cols.append(np.asarray(fn(e)[3]) - theta0)
+        cols.append(np.asarray(fn_value(e)[1]) - theta0)
     jac = np.column_stack(cols)
     k_players = jac.shape[0]
     extras = [(n, s, int(sum(sizes[: names.index(n)]))) for n, s in zip(names, sizes) if n != zname]
