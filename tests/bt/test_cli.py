@@ -144,3 +144,10 @@ def test_fit_elo_scale_with_anchor(capsys):
     diff = t.loc["Denver Nuggets", "score"] - t.loc["Boston Celtics", "score"]
     assert diff == pytest.approx(400 / np.log(10) * (logit.loc["Denver Nuggets", "score"] - logit.loc["Boston Celtics", "score"]))
     assert main(["fit", "sports/nba_games_2023_24_tidy.csv", "--scale", "elo", "--anchor", "Nobody=1"]) == 2
+
+
+def test_fit_plots_dir_writes_the_leaderboard_figure(tmp_path, capsys):
+    assert main(["fit", "sports/nba_games_2023_24_tidy.csv", "--plots", str(tmp_path / "figs"), "--top", "8"]) == 0
+    png = tmp_path / "figs" / "leaderboard.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
+    assert f"wrote {png}" in capsys.readouterr().out.replace("\n", "")
