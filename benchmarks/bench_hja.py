@@ -5,12 +5,13 @@ Prints, side by side, wall time and held-out log-loss per comparison for
 - JA-Ranking (HJA rank 0) and pooled Bradley–Terry (bayesrank.bt),
 - crowd-kit's NoisyBradleyTerry (outside reference; per-worker skill and position bias),
 - optionally (``--nuts``) the HJA posterior by NUTS on the same data (2 chains on 2 cores) for each
-  configuration in ``--samplers`` (default: nutpie with the concentrated radial nuisance = the package
-  default; nutpie with the plain Normal + Bartlett nuisance (``m=1``, the previous default); PyMC's NUTS),
+  configuration in ``--samplers`` (default: nutpie with the JAX backend = the package default; nutpie with
+  numba (the previous default); nutpie-JAX with a pinned radial nuisance (m = 100, a reparameterisation
+  that was tried); PyMC's NUTS),
   side by side: wall time, CPU time, mean leapfrog steps per draw, max R-hat, min bulk/tail ESS,
   divergences, bulk ESS per second and whether the package's convergence rule is met.
 
-Run: ``python benchmarks/bench_hja.py [--nuts] [--draws 1000] [--samplers nutpie:100,nutpie:1,pymc:100]``.
+Run: ``python benchmarks/bench_hja.py [--nuts] [--draws 1000] [--samplers nutpie-jax:1,pymc:1]``.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nuts", action="store_true", help="also time PyMC NUTS (2 chains, 2 cores)")
     ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--samplers", default="nutpie:100,nutpie:1,pymc:100",
-                    help="comma-separated SAMPLER:M (sampler nutpie|pymc, M = radial concentration)")
+    ap.add_argument("--samplers", default="nutpie-jax:1,nutpie-numba:1,nutpie-jax:100,pymc:1",
+                    help="comma-separated SAMPLER[-BACKEND]:M (nutpie-jax, nutpie-numba or pymc; M = radial "
+                         "concentration of the Gram–Schmidt nuisance, 1 = package default)")
     ap.add_argument("--rank", type=int, default=2)
     ap.add_argument("--no-crowdkit", action="store_true")
     args = ap.parse_args()
@@ -111,13 +113,15 @@ def main() -> None:
 
         for spec in args.samplers.split(","):
             sampler, _, m = spec.partition(":")
-            m = float(m or 100)
+            sampler, _, backend = sampler.partition("-")
+            m = float(m or 1)
             ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             ru0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 post = HJA(train, rank=r).fit("nuts", draws=args.draws, tune=args.draws, chains=2, cores=2, seed=1,
-                                              sampler=sampler, radial_concentration=m, log_likelihood=False)
+                                              sampler=sampler, backend=backend or None, radial_concentration=m,
+                                              log_likelihood=False)
             t_nuts = time.perf_counter() - t
             ru1 = resource.getrusage(resource.RUSAGE_SELF)
             cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
@@ -128,7 +132,7 @@ def main() -> None:
             steps = float(post.idata["sample_stats"]["n_steps"].mean()) if "n_steps" in post.idata["sample_stats"] \
                 else float(post.idata["sample_stats"]["tree_size"].mean())
             ll, acc = pair_prediction_scores(post.predict_proba(test), test)
-            rows.append({"method": f"NUTS {sampler}, radial m={m:g}, 2x{args.draws} (+{args.draws} tune)",
+            rows.append({"method": f"NUTS {post.info['sampler']}, radial m={m:g}, 2x{args.draws} (+{args.draws} tune)",
                          "seconds": t_nuts, "heldout_logloss": ll, "accuracy": acc,
                          "max_abs_mu_error": np.abs(post.params.mu - truth.mu).max(), "cpu_seconds": cpu,
                          "steps_per_draw": steps, "rhat_max": d.rhat_max, "ess_bulk_min": d.ess_bulk_min,

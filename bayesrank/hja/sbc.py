@@ -89,14 +89,15 @@ def sbc_ranks(n_sims: int = 200, seed: int = 0, n_judges: int = 3, n_players: in
     divergent transitions over all fits and the quantity names."""
     import nutpie
 
-    from bayesrank.hja.pymc_model import build_hja_model
+    from bayesrank.hja.pymc_model import build_hja_model, nutpie_backend
 
     prior = prior or {}
     K, N, r = n_judges, n_players, rank
     tmpl = design(K, N, per_cell)
     anchors = np.zeros(r, dtype=int)
     model = build_hja_model(tmpl, r, anchors, **prior)
-    compiled = nutpie.compile_pymc_model(model, freeze_model=False)
+    backend = nutpie_backend()
+    compiled = nutpie.compile_pymc_model(model, freeze_model=False, backend=backend, gradient_backend=backend)
     rng = np.random.default_rng(seed)
     thin = 2 * draws // (L_DRAWS + 1)
     ranks, divergences = [], 0

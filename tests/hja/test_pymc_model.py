@@ -68,7 +68,7 @@ def test_nuts_cross_checks_fisher_intervals_and_constraints_on_every_draw(het_pa
     diag = post.diagnostics
     assert diag.kind == "sampler" and diag.converged, diag.messages
     assert diag.rhat_max <= 1.01 and diag.divergences == 0 and diag.ess_bulk_min >= 200
-    assert post.info["sampler"] == "nutpie"
+    assert post.info["sampler"].startswith("nutpie")
     se_mu = mle.table().set_index("player").loc[het_panel.counts.items, "se"].to_numpy()
     se_g = mle.judge_table()["se"].to_numpy()
     # posterior sd vs Fisher SE: 1,000 draws with ESS >= 200 estimate an sd to ~5%; asymptotics add a few %
