@@ -84,7 +84,7 @@ class BradleyTerry:
         elif isinstance(data, PairCounts):
             self.comparisons = None
             self.counts = data
-            self.exclusions = ExclusionLog()
+            self.exclusions = ExclusionLog(dict(getattr(data, "excluded", ExclusionLog()).counts))  # streamed counts
         else:
             raise InputError(f"data must be Comparisons, PairCounts, a DataFrame or a path; got {type(data).__name__}")
         self.has_ties = bool(self.counts.ties.sum() > 0)

@@ -19,8 +19,11 @@ TIES = ("auto", "half", "drop", "davidson")
 
 def load(args):
     from bayesrank.data.readers import read_comparisons
+    from bayesrank.data.streaming import aggregate_files, is_collection
     from bayesrank.datasets import resolve
 
+    if is_collection(args.data):  # a folder or glob of Parquet/CSV files: streamed to pair counts
+        return aggregate_files(args.data, format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise")
     return read_comparisons(
         resolve(args.data), format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise"
     )

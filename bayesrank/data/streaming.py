@@ -55,6 +55,13 @@ def _suffix(p: Path) -> str:
     return "".join(p.suffixes[-2:]).lower() if p.suffix.lower() == ".gz" else p.suffix.lower()
 
 
+def is_collection(source) -> bool:
+    """True for a folder or a glob pattern that matches no single file: what :func:`aggregate_files`
+    streams (a single file is read in memory by :func:`bayesrank.data.read_comparisons`)."""
+    p = Path(source)
+    return p.is_dir() or (not p.exists() and any(ch in str(source) for ch in "*?["))
+
+
 def list_files(source) -> list[Path]:
     """The data files of a file, a directory (searched recursively; names starting with ``.`` or
     ``_`` skipped) or a glob pattern, sorted; every one must be Parquet or every one CSV/TSV."""

@@ -197,3 +197,23 @@ def test_dask_bad_rows_name_the_partition_and_exclusions_are_counted(dask_client
     ref = read_comparisons(whole, on_invalid="exclude")
     assert got.excluded.counts == ref.excluded.counts
     _assert_same_counts(got, ref.aggregate())
+
+
+def test_fit_cli_streams_a_folder_or_glob(tmp_path):
+    """``bayesrank fit DIR`` / ``GLOB``: same leaderboard and exclusion count as the whole file in memory."""
+    import json
+
+    from bayesrank.cli import main
+
+    raw = pd.read_csv(path("llmfao/crowd-comparisons.csv"))
+    raw.loc[[10, 4000], "right"] = raw.loc[[10, 4000], "left"]  # two self-comparisons
+    raw.to_csv(tmp_path / "whole.csv", index=False)
+    _split(raw, tmp_path / "parts", 3, "csv")
+    for name, data in [("mem", tmp_path / "whole.csv"), ("dir", tmp_path / "parts"), ("glob", tmp_path / "parts" / "*.csv")]:
+        assert main(["fit", str(data), "--exclude-invalid", "--json", str(tmp_path / f"{name}.json")]) == 0
+    mem, folder, glob_ = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("mem", "dir", "glob"))
+    assert mem["n_excluded"] == folder["n_excluded"] == glob_["n_excluded"] == 2
+    scores = [pd.DataFrame(d["players"]).set_index("player")["score"] for d in (mem, folder, glob_)]
+    np.testing.assert_allclose(scores[1].loc[scores[0].index], scores[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(scores[2].loc[scores[0].index], scores[0], rtol=0, atol=1e-12)
+    assert main(["fit", str(tmp_path / "parts")]) == 2  # without --exclude-invalid: bad input, named
