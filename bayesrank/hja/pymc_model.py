@@ -325,10 +325,12 @@ def fit_nuts(hja, draws: int = 1000, tune: int = 1000, chains: int = 2, cores: i
         backend = backend or nutpie_backend()
         kw["compile_kwargs"] = {"backend": backend, "gradient_backend": backend}
         sampler = f"nutpie-{backend}"
+    from bayesrank._multiprocessing import pymc_mp_ctx
+
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores if cores is not None else min(chains, 2),
                           random_seed=seed, initvals=initial_point(mle), progressbar=progressbar,
-                          compute_convergence_checks=False, **kw)
+                          compute_convergence_checks=False, mp_ctx=pymc_mp_ctx(), **kw)
         if log_likelihood and "log_likelihood" not in idata.children:
             idata = pm.compute_log_likelihood(idata, model=model, progressbar=False)
     post = idata["posterior"]
