@@ -67,3 +67,26 @@ def test_plot_draws_the_table(nba):
     labels = [tick.get_text() for tick in ax.get_yticklabels()]
     top = int(np.argmax(ax.get_yticks()))
     assert labels[top] == f"{t['player'].iloc[0]} ({t['rank_ci'].iloc[0]})"
+
+
+def test_mle_fit_through_the_api_loads_no_pymc_stack(tmp_path):
+    """An MLE fit with intervals, table, contrasts and JSON loads neither PyMC/PyTensor/ArviZ nor
+    scipy.stats or matplotlib (fresh interpreter)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json\n"
+        "from bayesrank.bt import BradleyTerry\n"
+        "from bayesrank.datasets import path\n"
+        "import bayesrank.bt.cli\n"
+        "f = BradleyTerry(path('sports/nba_games_2023_24_tidy.csv')).fit('mle')\n"
+        "f.table(); f.contrast(f.players[0], f.players[1]); f.significance(); f.to_json()\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    mods = set(json.loads(out.strip().splitlines()[-1]))
+    assert "bayesrank.bt.mle" in mods
+    heavy = [m for m in ("pymc", "pytensor", "arviz", "scipy.stats", "matplotlib", "xarray") if m in mods]
+    assert heavy == []
