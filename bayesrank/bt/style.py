@@ -263,7 +263,7 @@ def _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers):
         cols.append(col)
         info[name] = {"a_col": a_col, "b_col": b_col, "transform": transform, "standardize": standardize,
                       "mean": mean, "sd": sd}
-    X = np.column_stack(cols) if cols else np.zeros((len(frame), 0))
+    X = np.asfortranarray(np.column_stack(cols)) if cols else np.zeros((len(frame), 0))
     return X, names, info
 
 
@@ -359,9 +359,10 @@ def assemble(data: BattleData, row_weight: np.ndarray) -> np.ndarray:
     out = np.zeros((k + p, k + p))
     out[:k, :k] = np.diag(s.sum(axis=1)) - s
     if p:
-        cx = row_weight[:, None] * data.X
+        cx = np.empty(data.X.shape, order="F")  # column by column: contiguous when X is Fortran-ordered
         cross = np.empty((k, p))
         for f in range(p):
+            np.multiply(row_weight, data.X[:, f], out=cx[:, f])
             t = _by_pair(data, cx[:, f])
             cross[:, f] = t.sum(axis=1) - t.sum(axis=0)  # Σ over battles as player a − as player b
         out[:k, k:] = cross
@@ -445,21 +446,24 @@ def newton(data: BattleData, start=None, ridge=0.0, beta_ridge=0.0, freq=None, t
     return StyleNewton(x, loss, g, h, it, converged)
 
 
-def check_finite(data: BattleData, ridge: float) -> None:
+def check_finite(data: BattleData, ridge: float, counts=None) -> None:
     """No finite MLE when the plain win graph is not strongly connected: a player (or group) that
-    never wins against the rest has θ → −∞ whatever β is."""
+    never wins against the rest has θ → −∞ whatever β is (``counts``: the pair counts, if at hand)."""
     if ridge > 0:
         return
     from bayesrank.data.aggregate import comparison_graph
 
-    rep = comparison_graph(pair_counts(data), ties=data.ties)
+    rep = comparison_graph(pair_counts(data) if counts is None else counts, ties=data.ties)
     if not rep.finite_mle:
         raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + rep.advice())
 
 
-def fit_style_newton(data: BattleData, ridge=0.0, beta_ridge=0.0, start=None, tol=1e-10) -> StyleNewton:
-    """Single MLE (or ridge-penalised) fit; raises :class:`NoFiniteEstimateError` when none exists."""
-    check_finite(data, ridge)
+def fit_style_newton(data: BattleData, ridge=0.0, beta_ridge=0.0, start=None, tol=1e-10,
+                     checked: bool = False) -> StyleNewton:
+    """Single MLE (or ridge-penalised) fit; raises :class:`NoFiniteEstimateError` when none exists
+    (``checked=True``: the win graph was already checked)."""
+    if not checked:
+        check_finite(data, ridge)
     res = newton(data, start=start, ridge=ridge, beta_ridge=beta_ridge, tol=tol)
     big = float(np.max(np.abs(res.params))) if np.all(np.isfinite(res.params)) else np.inf
     if not res.converged or big > DIVERGED:
@@ -596,28 +600,29 @@ class StyleBT:
     def mle(self) -> StyleNewton:
         """Row-level Newton, started at the plain fit (θ of the aggregated BT MLE, β = 0)."""
         if self._mle is None:
-            start = None
-            if self.ridge > 0 or self._plain_finite():
-                start = np.concatenate([self.plain_scores(self.ridge, weighted=True), np.zeros(self.data.n_features)])
-            self._mle = fit_style_newton(self.data, self.ridge, self.beta_ridge, start=start)
+            check_finite(self.data, self.ridge, self._counts(False))  # the graph does not depend on weights
+            start = np.concatenate([self.plain_scores(self.ridge, weighted=True), np.zeros(self.data.n_features)])
+            self._mle = fit_style_newton(self.data, self.ridge, self.beta_ridge, start=start, checked=True)
         return self._mle
 
-    def _plain_finite(self) -> bool:
-        try:
-            check_finite(self.data, 0.0)
-        except NoFiniteEstimateError:
-            return False
-        return True
+    def _counts(self, weighted: bool):
+        """Pair counts of the battles (importance weights applied when ``weighted``; cached)."""
+        cache = self.__dict__.setdefault("_pair_counts", {})
+        weighted = weighted and self.reweight
+        if weighted not in cache:
+            data = self.data if weighted else self.data.with_rows(weight=np.ones(self.data.n_rows))
+            cache[weighted] = pair_counts(data)
+        return cache[weighted]
 
     def plain_scores(self, ridge: float = 0.0, weighted: bool = False) -> np.ndarray:
         """Plain Bradley–Terry θ on the same battles: no style features and, unless ``weighted``, no
         importance weights (the default ``bayesrank fit`` leaderboard); cached."""
         from bayesrank.bt.mle import fit_newton
 
+        weighted = weighted and self.reweight
         cache = self.__dict__.setdefault("_plain", {})
         if (ridge, weighted) not in cache:
-            data = self.data if weighted else self.data.with_rows(weight=np.ones(self.data.n_rows))
-            cache[(ridge, weighted)] = fit_newton(pair_counts(data), "half", ridge=ridge)[0]
+            cache[(ridge, weighted)] = fit_newton(self._counts(weighted), "half", ridge=ridge)[0]
         return cache[(ridge, weighted)]
 
     def _z(self) -> float:
