@@ -1,6 +1,8 @@
 """Greedy audits: verified breaks replayed and refitted independently, minimality of the last step,
 brute-force and baseline comparisons, budgets, CI-aware significance by the leaderboard's rule."""
 
+from statistics import NormalDist
+
 import numpy as np
 import pytest
 
@@ -133,7 +135,7 @@ def test_ci_aware_top1_break_is_significant_by_the_leaderboard_rule(llmfao):
 def test_pair_claim_point_and_ci_aware(nba):
     """The claim "A is ahead of B" for the 2nd and 3rd players: point break = B ahead after an
     independent refit (and not with one match fewer); CI-aware break = B significantly ahead by the
-    leaderboard's rank_ci rule."""
+    leaderboard's rank_ci rule at the same level (0.95 and 0.8), and not with one flip fewer."""
     order = nba.ranking()
     a, b = str(nba.players[order[1]]), str(nba.players[order[2]])
     ia, ib = order[1], order[2]
@@ -144,12 +146,17 @@ def test_pair_claim_point_and_ci_aware(nba):
         assert theta[ib] > theta[ia]
         theta_less, _, _ = _replay(nba, res, drop_last=1)
         assert theta_less[ia] > theta_less[ib]
-    res = greedy_audit(nba, PairMargin(nba, a, b, ci_aware=True), "flip")
-    assert res.broken and res.verified
-    theta, cov, counts = _replay(nba, res)
-    assert theta[ib] - theta[ia] > Z95 * np.sqrt(cov[ia, ia] + cov[ib, ib] - 2 * cov[ia, ib])
-    rank_ci, _ = _bt_rank_ci(counts)
-    assert rank_ci[a] > rank_ci[b]  # B is among the players significantly ahead of A
+    for level in (0.95, 0.8):
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        res = greedy_audit(nba, PairMargin(nba, a, b, ci_aware=True, z=z), "flip")
+        assert res.broken and res.verified
+        theta, cov, counts = _replay(nba, res)
+        assert theta[ib] - theta[ia] > z * np.sqrt(cov[ia, ia] + cov[ib, ib] - 2 * cov[ia, ib])
+        rank_ci, _ = _bt_rank_ci(counts, level)
+        assert rank_ci[a] > rank_ci[b]  # B is among the players significantly ahead of A
+        theta_less, cov_less, _ = _replay(nba, res, drop_last=1)  # one flip fewer: not significant
+        sd_less = np.sqrt(cov_less[ia, ia] + cov_less[ib, ib] - 2 * cov_less[ia, ib])
+        assert theta_less[ib] - theta_less[ia] <= z * sd_less
 
 
 def test_targeted_promotion_beats_rigging(nba):
