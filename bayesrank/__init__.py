@@ -11,3 +11,8 @@ Subpackages (one concern each; data flows one way: reader -> validated data -> m
 """
 
 __version__ = "0.1.0"
+
+from bayesrank._lazy import lazy_exports  # noqa: E402
+
+# ``import bayesrank`` loads nothing else; ``bayesrank.bt`` etc. import on first use (PEP 562)
+__getattr__, __dir__, _ = lazy_exports(__name__, {})
