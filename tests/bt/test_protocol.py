@@ -90,3 +90,18 @@ def test_mle_fit_through_the_api_loads_no_pymc_stack(tmp_path):
     assert "bayesrank.bt.mle" in mods
     heavy = [m for m in ("pymc", "pytensor", "arviz", "scipy.stats", "matplotlib", "xarray") if m in mods]
     assert heavy == []
+
+
+def test_default_bayesian_fit_with_ties_is_davidson_and_validates(llmfao):
+    """ties='auto' on data with ties: MAP uses the Davidson model, reports log ν, and its JSON
+    (whose schema requires log_nu for Davidson) validates; the MLE default is the sandwich."""
+    import json
+
+    bt = BradleyTerry(llmfao)
+    fmap = bt.fit("map")
+    assert fmap.ties == "davidson" and "log_nu" in fmap.extra and fmap.diagnostics.converged
+    doc = json.loads(fmap.to_json())
+    assert doc["ties"] == "davidson" and doc["settings"]["ties_requested"] == "auto"
+    assert doc["extra"]["log_nu"] == pytest.approx(fmap.extra["log_nu"])
+    mle = json.loads(bt.fit("mle").to_json())
+    assert mle["ties"] == "half" and mle["interval"] == "sandwich" and mle["settings"]["ci_used"] == "sandwich"
