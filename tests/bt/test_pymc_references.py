@@ -37,17 +37,6 @@ def test_map_equals_ridge_mle_and_laplace_equals_penalised_hessian(llmfao, llmfa
 
 
 @pytest.mark.slow
-def test_map_davidson_equals_ridge_mle(llmfao_counts):
-    """Davidson with a flat-ish prior on log ν (σ_λ = 1e4): MAP = MLE with ridge on θ only."""
-    lf = map_laplace(build_bt_model(llmfao_counts, ties="davidson", prior_sigma=3.0, tie_prior_sigma=1e4))
-    params, hess, _, _ = fit_newton(llmfao_counts, ties="davidson", ridge=1 / 9.0)
-    k = llmfao_counts.n_players
-    np.testing.assert_allclose(lf.theta, params[:k], atol=1e-7)
-    assert lf.extra["log_nu"] == pytest.approx(params[k], abs=1e-7)
-    np.testing.assert_allclose(lf.cov, constrained_covariance(hess, k, 1), rtol=1e-6, atol=1e-12)
-
-
-@pytest.mark.slow
 def test_nuts_agrees_with_laplace_on_arena(arena_counts):
     """129 models, 1.67M battles: the posterior is nearly Gaussian, so NUTS means/SDs must match
     the Laplace twin (ridge-MLE mode and penalised-Hessian covariance) within Monte Carlo error —
@@ -72,8 +61,9 @@ def test_nuts_agrees_with_laplace_on_arena(arena_counts):
 
 @pytest.mark.slow
 def test_davidson_map_twin_of_coverage_study_equals_pymc(llmfao_counts):
-    """The coverage study's Davidson posterior (tests/bt/coverage_sim.davidson_map: ridge 1/σ² on θ,
-    1/σ_λ² on λ) is the PyMC model's MAP and Laplace covariance with the default priors."""
+    """Davidson MAP = penalised MLE: the PyMC model's MAP and Laplace covariance with the default
+    priors equal the NumPy twin with ridge 1/σ² on θ and 1/σ_λ² on λ (tests/bt/coverage_sim.davidson_map,
+    the coverage study's Davidson posterior). The flat-prior limit is in test_pymc_model.py."""
     from .coverage_sim import _constrained_inv, davidson_map
 
     lf = map_laplace(build_bt_model(llmfao_counts, ties="davidson"))
