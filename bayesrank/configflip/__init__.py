@@ -7,7 +7,7 @@ orderings, the spec's Type-II ANOVA attribution, GRID cards, posterior flip prob
 Names are imported lazily (``bayesrank configflip --help`` must not load pandas, SciPy or PyMC).
 """
 
-from importlib import import_module
+from bayesrank._lazy import lazy_exports
 
 _EXPORTS = {
     "EvalGrid": "grid", "analyze": "analysis", "GridAnalysis": "analysis", "anova_type2": "anova",
@@ -18,10 +18,5 @@ _EXPORTS = {
     "FlipPosterior": "posterior", "FlipResult": "posterior", "paired_tests": "paired", "PairedTests": "paired",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PEP 562: names (and dir()) without importing a submodule until one is used
+__getattr__, __dir__, __all__ = lazy_exports(__name__, dict(sorted(_EXPORTS.items())))
