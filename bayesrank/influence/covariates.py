@@ -107,12 +107,19 @@ class StyleState:
 
 # ---------------------------------------------------------------------------------------- objective
 class TopKGap:
-    """Top-k membership gap ``min_{a ∈ S, b ∉ S} (θ_a − θ_b + z·sd_ab)`` against the reference top-k
-    ``S`` (``z = 0``: point estimates; ``ci_aware=True``: ``z`` = the two-sided normal quantile of
-    ``level`` and ``sd_ab² = (e_a − e_b)ᵀH⁻¹(e_a − e_b)`` from the Fisher information, so the set
-    changes only when an outsider is *significantly* ahead of a member — the glossary's rule)."""
+    """Top-k membership gap against the reference top-k ``S`` (``z = 0``: point estimates;
+    ``ci_aware=True``: ``z`` = the two-sided normal quantile of ``level`` and
+    ``sd_ab² = (e_a − e_b)ᵀH⁻¹(e_a − e_b)`` from the Fisher information, so a change counts only when
+    it is significant — the glossary's rule):
 
-    def __init__(self, state: StyleState, k: int = 1, ci_aware: bool = False, level: float = 0.95):
+    * untargeted: ``f = min_{a ∈ S, b ∉ S} (θ_a − θ_b + z·sd_ab)`` (the set changes);
+    * ``goal="demote"`` a member t: ``f = k-th smallest_b (θ_t − θ_b + z·sd_tb)`` (k others ahead of t);
+    * ``goal="promote"`` an outsider t: ``f = −k-th smallest_b (θ_t − θ_b − z·sd_tb)`` (t enters).
+
+    Broken iff ``f < −10⁻⁹``."""
+
+    def __init__(self, state: StyleState, k: int = 1, ci_aware: bool = False, level: float = 0.95,
+                 target: str | None = None, goal: str | None = None):
         if not isinstance(k, (int, np.integer)) or not 1 <= k < state.n_players:
             raise InputError(f"k must be an integer in 1..{state.n_players - 1}, got {k!r}")
         from statistics import NormalDist
@@ -123,26 +130,48 @@ class TopKGap:
         self.reference_top = [str(p) for p in state.players[self.in_set]]
         self.ci_aware = bool(ci_aware)
         self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
-        self.name = f"top{self.k}" + ("+ci" if ci_aware else "")
+        self.target, self.goal = None, None
+        if target is not None or goal is not None:
+            if target is None or goal not in ("promote", "demote"):
+                raise InputError("a targeted audit needs target=NAME and goal='promote' or 'demote'")
+            t = state.data.index_of(target)
+            if goal == "demote" and not self.in_set[t]:
+                raise InputError(f"{target!r} is not in the top-{self.k}; nothing to demote (use goal='promote')")
+            if goal == "promote" and self.in_set[t]:
+                raise InputError(f"{target!r} is already in the top-{self.k}; nothing to promote (use goal='demote')")
+            self.target, self.goal = t, goal
+            self.others = np.delete(np.arange(state.n_players), t)
+        self.name = (f"top{self.k}" if self.target is None else f"{goal}:{target}@top{self.k}") + (
+            "+ci" if ci_aware else "")
         self._sd = None
         self.use_hinv(state.hinv)
 
     def use_hinv(self, hinv: np.ndarray) -> None:
-        """Set the pair SDs (members × outsiders) used by :meth:`values` from ``H⁻¹``."""
+        """Set the pair SDs used by :meth:`values` from ``H⁻¹``."""
         if not self.ci_aware:
             return
-        ins, outs = np.flatnonzero(self.in_set), np.flatnonzero(~self.in_set)
+        if self.target is None:
+            a, b = np.flatnonzero(self.in_set)[:, None], np.flatnonzero(~self.in_set)[None, :]
+        else:
+            a, b = self.target, self.others
         d = np.diag(hinv)
-        var = d[ins][:, None] + d[outs][None, :] - 2 * hinv[np.ix_(ins, outs)]
-        self._sd = np.sqrt(np.clip(var, 0, None))
+        self._sd = np.sqrt(np.clip(d[a] + d[b] - 2 * hinv[a, b], 0, None))
 
     def values(self, thetas: np.ndarray) -> np.ndarray:
         """Gap for each column of ``thetas`` (K, n), with the SDs of the last :meth:`use_hinv`."""
+        n = thetas.shape[1]
+        if self.target is not None:
+            sign = 1.0 if self.goal == "demote" else -1.0
+            m = thetas[self.target] - thetas[self.others]
+            if self.ci_aware:
+                m = m + sign * self.z * self._sd[:, None]
+            kth = np.partition(m, self.k - 1, axis=0)[self.k - 1]
+            return sign * kth
         ins, outs = thetas[self.in_set], thetas[~self.in_set]
         if not self.ci_aware:
             return ins.min(axis=0) - outs.max(axis=0)
         m = ins[:, None, :] - outs[None, :, :] + self.z * self._sd[:, :, None]
-        return m.reshape(-1, thetas.shape[1]).min(axis=0)
+        return m.reshape(-1, n).min(axis=0)
 
     def value(self, theta: np.ndarray, hinv: np.ndarray | None = None) -> float:
         if hinv is not None:
@@ -341,7 +370,8 @@ def _choose_m(state, objective, cand, idx, cap) -> float:
 
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
                 step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT",
-                ci_aware: bool = False, level: float = 0.95) -> StyleAudit:
+                ci_aware: bool = False, level: float = 0.95, target: str | None = None,
+                goal: str | None = None) -> StyleAudit:
     """Greedy influence-ranked audit of the top-k set with ``kind`` actions, verified by exact
     refits (see the module docstring). ``budget`` defaults to 5% of the battles; ``step_cap`` (the
     most battles one step may act on) to 0.2% of them (at least 1)."""
@@ -353,7 +383,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     step_cap = int(max(1, np.ceil(0.002 * n_total))) if step_cap is None else int(step_cap)
     if budget < 1 or step_cap < 1:
         raise InputError("budget and step_cap must be positive numbers of battles")
-    objective = TopKGap(state, k, ci_aware=ci_aware, level=level)
+    objective = TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal)
     f0 = objective.value(state.theta, state.hinv)
     st, used, n_refits, broken, reason = state, 0.0, 0, False, ""
     curve = [{"budget": 0.0, "predicted": f0, "refit": f0}]

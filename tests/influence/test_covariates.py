@@ -168,3 +168,18 @@ def test_ci_aware_audit_break_is_significant(state, tmp_path):
 def test_audit_plot(state):
     fig = style_audit(state, "flip").plot()
     assert fig.axes[0].get_xlabel() == "battles (flip)"
+
+
+@pytest.mark.parametrize("goal", ["demote", "promote"])
+def test_targeted_audit(state, goal, tmp_path):
+    """Demote the #1 out of the top 2 / promote the #4 into it: the cold refit puts the target
+    out of / into the top 2."""
+    order = state.ranking()
+    target = str(state.players[order[0] if goal == "demote" else order[3]])
+    res = style_audit(state, "flip", k=2, target=target, goal=goal)
+    assert res.objective == f"{goal}:{target}@top2" and res.broken and res.verified, res.reason
+    in_top = target in [str(p) for p in state.players[np.argsort(-res.final_theta)[:2]]]
+    assert in_top == (goal == "promote")
+    res.to_json(tmp_path / "t.json")
+    with pytest.raises(Exception, match="nothing to"):
+        style_audit(state, "flip", k=2, target=target, goal="promote" if goal == "demote" else "demote")
