@@ -8,7 +8,8 @@ and exclusion counting) and :func:`bayesrank.data.aggregate.aggregate`, and sums
 counts. Memory is O(batch_rows + pairs), not O(rows).
 
 Row numbers in errors and exclusion examples are 0-based data rows within the named file, as the
-in-memory reader reports them for that file read alone.
+in-memory reader reports them for that file read alone. :func:`aggregate_dask` runs the same
+per-batch step (:func:`count_frame`) on every partition of a Dask dataframe.
 """
 
 from __future__ import annotations
@@ -39,11 +40,6 @@ class StreamedCounts(PairCounts):
     rows: int = 0
     files: list[str] = field(default_factory=list)
     format: str = ""
-
-    @property
-    def counts_only(self) -> PairCounts:
-        """The plain :class:`PairCounts`."""
-        return PairCounts(self.players, self.i, self.j, self.wins_i, self.wins_j, self.ties)
 
     def __repr__(self) -> str:
         return (f"StreamedCounts({self.rows} rows in {len(self.files)} files, format {self.format}: "
