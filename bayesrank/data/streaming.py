@@ -112,20 +112,32 @@ def _columns_for(fmt: str, names: list[str], judge: str | None) -> list[str]:
     return [c for c in names if c in wanted]
 
 
-def _batches(fragment, columns, batch_rows: int):
-    """Record batches of one file re-chunked to about ``batch_rows`` rows, as pandas frames."""
+def _to_pandas(batches, categorical):
+    """Record batches -> one pandas frame; ``categorical`` text columns dictionary-encoded in Arrow
+    first (pandas then factorizes a few hundred names, not every row's string)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
+    table = pa.Table.from_batches(batches)
+    for name in categorical:
+        i = table.schema.get_field_index(name)
+        if i >= 0 and pa.types.is_string(table.schema.field(i).type):
+            table = table.set_column(i, name, pc.dictionary_encode(table.column(i)))
+    return table.to_pandas()
+
+
+def _batches(fragment, columns, batch_rows: int, categorical=()):
+    """Record batches of one file re-chunked to about ``batch_rows`` rows, as pandas frames."""
     pending, n = [], 0
     for batch in fragment.to_batches(columns=columns, batch_size=batch_rows, batch_readahead=1,
                                      fragment_readahead=1):
         pending.append(batch)
         n += batch.num_rows
         if n >= batch_rows:
-            yield pa.Table.from_batches(pending).to_pandas()
+            yield _to_pandas(pending, categorical)
             pending, n = [], 0
     if n:
-        yield pa.Table.from_batches(pending).to_pandas()
+        yield _to_pandas(pending, categorical)
 
 
 class _CountAccumulator:
@@ -227,7 +239,7 @@ def aggregate_files(source, format: str = "auto", judge: str | None = None, on_i
             raise InputError(f"{path}: format {fmt!r} needs column(s) {missing}; "
                              f"the file has {fragment.physical_schema.names}")
         start = 0
-        for df in _batches(fragment, columns, batch_rows):
+        for df in _batches(fragment, columns, batch_rows, categorical=player_cols):
             df.index = pd.RangeIndex(start, start + len(df))
             pc, excluded = count_frame(df, fmt, path.name, judge=judge, on_invalid=on_invalid, **reader_kwargs)
             acc.add(pc)
