@@ -558,18 +558,6 @@ def z_of_level(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def _split_pair(spec: str, state: BTState) -> tuple[str, str]:
-    """``A>B`` → (A, B); names may contain '>': the split whose both sides are players wins."""
-    names = set(map(str, state.players))
-    splits = [(spec[:q], spec[q + 1:]) for q in range(len(spec)) if spec[q] == ">"]
-    found = [(a, b) for a, b in splits if a in names and b in names]
-    if len(found) != 1:
-        bad = [x for a, b in splits for x in (a, b) if x not in names][:2]
-        raise InputError(f"pair claim {spec!r} must be 'A>B' with two players of the data"
-                         + (f"; unknown player(s) {bad}" if bad else ""))
-    return found[0]
-
-
 OBJECTIVE_HELP = "top1 | topk:K | pair:A>B (or A>B) | tau (or order) | ci-player:NAME | ci-trace"
 
 
@@ -597,6 +585,8 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
     if spec == "ci-trace":
         return CIObjective(state, None, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))
     if spec.startswith("pair:") or ">" in spec:
-        a, b = _split_pair(spec.removeprefix("pair:"), state)
+        from bayesrank.data.claims import split_pair_claim
+
+        a, b = split_pair_claim(spec.removeprefix("pair:"), state.players)
         return PairMargin(state, a, b, ci_aware, z)
     raise InputError(f"unknown objective {spec!r}; expected {OBJECTIVE_HELP}")

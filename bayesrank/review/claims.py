@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bayesrank.data.claims import split_pair_claim
 from bayesrank.errors import InputError
 
 TAU_THRESHOLD = 0.9
@@ -50,23 +51,6 @@ class Claim:
         raise ValueError(f"no audit objective for a {self.kind} claim")
 
 
-def _split_pair(body: str, players) -> tuple[str, str]:
-    """``A>B`` where names may themselves contain ``>``: the split whose two sides are both players."""
-    names = set(map(str, players)) if players is not None else None
-    cuts = [i for i, ch in enumerate(body) if ch == ">"]
-    options = [(body[:i].strip(), body[i + 1:].strip()) for i in cuts]
-    if names is not None:
-        known = [(a, b) for a, b in options if a in names and b in names]
-        if len(known) == 1:
-            return known[0]
-        if not known:
-            raise InputError(f"claim {body!r}: expected 'A>B' with two known players; "
-                             f"unknown name(s) among {sorted({x for o in options for x in o} - names)[:4]}")
-    if len(options) != 1 or not all(options[0]):
-        raise InputError(f"claim {body!r}: expected 'A>B' with two player names")
-    return options[0]
-
-
 def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
     """Parse one ``--claim`` for data of ``kind`` (players/benchmarks validate names when given)."""
     t = text.strip()
@@ -79,7 +63,7 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
         body, _, bench = t.partition("@")
         if bench and benchmarks is not None and bench not in set(map(str, benchmarks)):
             raise InputError(f"claim {text!r}: unknown benchmark {bench!r}; benchmarks: {sorted(map(str, benchmarks))}")
-        a, b = _split_pair(body, players)
+        a, b = split_pair_claim(body, players)
         return Claim(t, "pair", a=a, b=b, benchmark=bench or None)
     if t == "top1":
         return Claim(t, "top1", k=1)
@@ -95,7 +79,7 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
     if t == "order":
         return Claim(t, "order")
     if ">" in t:
-        a, b = _split_pair(t, players)
+        a, b = split_pair_claim(t, players)
         if a == b:
             raise InputError(f"claim {text!r}: a player cannot be compared with itself")
         return Claim(t, "pair", a=a, b=b)

@@ -117,3 +117,17 @@ def test_finite_core_tennis(file):
     f = core.frame
     won, lost = set(f["model_a"]), set(f["model_b"])
     assert set(core.players) == won == lost
+
+
+def test_pair_claims_split_where_both_sides_are_players():
+    import pytest
+
+    from bayesrank.data.claims import split_pair_claim
+    from bayesrank.errors import InputError
+
+    assert split_pair_claim("a>b>c", ["a>b", "c"]) == ("a>b", "c")
+    assert split_pair_claim("a>b>c", ["a", "b>c"]) == ("a", "b>c")
+    assert split_pair_claim(" x > y ") == ("x", "y")
+    for text, players in (("a>b>c", ["a", "b", "c", "a>b", "b>c"]), ("a>z", ["a", "b"]), ("a>b>c", None), (">b", None)):
+        with pytest.raises(InputError, match="claim"):
+            split_pair_claim(text, players)
