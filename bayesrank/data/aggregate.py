@@ -57,12 +57,13 @@ class PairCounts:
         return np.bincount(self.i, self.total, k) + np.bincount(self.j, self.total, k)
 
     def frame(self) -> pd.DataFrame:
+        """One row per pair: player_a, player_b (the glossary's names), wins_a, wins_b, ties."""
         return pd.DataFrame(
             {
-                "player_i": self.players[self.i],
-                "player_j": self.players[self.j],
-                "wins_i": self.wins_i,
-                "wins_j": self.wins_j,
+                "player_a": self.players[self.i],
+                "player_b": self.players[self.j],
+                "wins_a": self.wins_i,
+                "wins_b": self.wins_j,
                 "ties": self.ties,
             }
         )

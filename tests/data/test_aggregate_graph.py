@@ -56,7 +56,7 @@ def test_aggregate_llmfao_groupby_pandas():
     win_hi = ((raw["winner"] == "right") & ~swapped) | ((raw["winner"] == "left") & swapped)
     ref = pd.DataFrame({"lo": lo, "hi": np.maximum(raw["left"], raw["right"]), "wi": win_lo, "wj": win_hi,
                         "t": raw["winner"] == "tie"}).groupby(["lo", "hi"]).sum().astype(float)
-    got = counts.frame().set_index(["player_i", "player_j"])
+    got = counts.frame().set_index(["player_a", "player_b"])
     np.testing.assert_array_equal(got.loc[ref.index].to_numpy(), ref.to_numpy())
     assert counts.counts.sum() == 8931
 

@@ -51,11 +51,11 @@ def test_arena_counts_json_totals():
     got = counts.frame()
     swap = ref["p"] > ref["q"]
     ref = pd.DataFrame({
-        "player_i": np.where(swap, ref["q"], ref["p"]), "player_j": np.where(swap, ref["p"], ref["q"]),
-        "wins_i": np.where(swap, ref["wq"], ref["wp"]), "wins_j": np.where(swap, ref["wp"], ref["wq"]), "ties": ref["t"],
-    }).groupby(["player_i", "player_j"]).sum()
+        "player_a": np.where(swap, ref["q"], ref["p"]), "player_b": np.where(swap, ref["p"], ref["q"]),
+        "wins_a": np.where(swap, ref["wq"], ref["wp"]), "wins_b": np.where(swap, ref["wp"], ref["wq"]), "ties": ref["t"],
+    }).groupby(["player_a", "player_b"]).sum()
     ref = ref[ref.sum(axis=1) > 0]
-    got = got.set_index(["player_i", "player_j"]).sort_index()
+    got = got.set_index(["player_a", "player_b"]).sort_index()
     assert len(got) == len(ref)
     np.testing.assert_array_equal(got.loc[ref.index].to_numpy(), ref.to_numpy())
 
