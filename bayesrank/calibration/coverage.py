@@ -61,24 +61,24 @@ class Truth:
 
 
 class _ReusedModel:
-    """The paired model compiled once by nutpie; each replication swaps the data (same shapes)."""
+    """The paired model compiled by nutpie once per data shape (rows, segments); each replication
+    swaps the data of a compiled model of its shape."""
 
-    def __init__(self, cells, n_knots):
-        import nutpie
-
-        from .posterior import build_paired_model
-
-        model, _, _ = build_paired_model(cells, n_knots=n_knots, data_containers=True)
-        self.compiled = nutpie.compile_pymc_model(model)
+    def __init__(self, n_knots):
+        self.compiled = {}
         self.n_knots = n_knots
 
     def fit(self, cells, *, draws, tune, seed, level):
         import nutpie
 
-        from .posterior import GapPosterior, layout_data
+        from .posterior import GapPosterior, build_paired_model, layout_data
 
         data, parsed, lay = layout_data(cells, self.n_knots)
-        trace = nutpie.sample(self.compiled.with_data(**data), draws=draws, tune=tune, chains=2, cores=1, seed=seed,
+        shape = (lay.trials.size, lay.widths.size)
+        if shape not in self.compiled:
+            model, _, _ = build_paired_model(cells, n_knots=self.n_knots, data_containers=True)
+            self.compiled[shape] = nutpie.compile_pymc_model(model)
+        trace = nutpie.sample(self.compiled[shape].with_data(**data), draws=draws, tune=tune, chains=2, cores=1, seed=seed,
                               progress_bar=False, adaptation="low_rank")
         return GapPosterior(trace, parsed, lay, level=level, seed=seed, sampler="nutpie")
 
@@ -106,19 +106,12 @@ def run_coverage(
     per resample: ``expensive_draws`` thinned posterior draws and ``expensive_n_boot`` resamples."""
     reps = range(reps) if isinstance(reps, int) else reps
     true_gaps = true_gaps or truth.population_gaps(estimators)
-    model = None
+    model = _ReusedModel(n_knots)
     rows = []
     for r in reps:
         rng = np.random.default_rng([seed, r])
         v, t, y, _ = truth.simulate(n_items, rng)
-        # every verbal level present keeps the model's shapes fixed; re-draw otherwise (counted)
-        redraws = 0
-        while np.unique(v).size != VERBAL_LEVELS.size:
-            v, t, y, _ = truth.simulate(n_items, rng)
-            redraws += 1
         cells = {"sim": (v, t, y)}
-        if model is None:
-            model = _ReusedModel(cells, n_knots)
         t0 = time.process_time()
         post = model.fit(cells, draws=draws, tune=tune, seed=int(rng.integers(2**31)), level=level)
         post.max_expensive_draws = expensive_draws
@@ -133,7 +126,7 @@ def run_coverage(
             rows.append(dict(rep=r, estimator=est, true_gap=tg, plugin_gap=bg.estimate, boot_lo=bg.lo, boot_hi=bg.hi,
                              boot_covers=bool(bg.lo <= tg <= bg.hi), post_mean=float(g.mean()), post_lo=float(plo),
                              post_hi=float(phi), post_covers=bool(plo <= tg <= phi), converged=diag.converged,
-                             rhat_max=diag.rhat_max, divergences=diag.divergences, redraws=redraws,
+                             rhat_max=diag.rhat_max, divergences=diag.divergences,
                              cpu_seconds=time.process_time() - t0))
         if progress is not None:
             progress(r, rows)

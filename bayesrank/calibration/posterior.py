@@ -10,12 +10,17 @@ and ONE correctness ``y_i``:
                                         x = logit(clip(c, 1e-4, 1 − 1e-4))
 
 ``f_s`` is piecewise linear in x with knots at the distinct values of x (when at most
-``n_knots``, e.g. a verbal scale 0.5/0.6/…/1.0: one free value per level) or at its
-``n_knots`` quantiles, ``f_s(κ_0) = 0``, slope ``b_{s,k}`` on segment k:
+``n_knots``, e.g. a verbal scale 0.5/0.6/…/1.0: one free value per level), otherwise at its
+``n_knots`` quantiles AND at the equal-width ECE bin edges 0.1, …, 0.9 inside the data range (so
+the curve can change between any two bins, e.g. the jump at t = 0.5 of BoolQ prompt 4);
+``f_s(κ_0) = 0``; slope ``b_{s,k}`` on segment k of width ``w_k`` (in logit units):
 
-    α ~ Normal((κ_{v,0} + κ_{t,0}) / 2, 2.5),   b_{s,k} ~ Normal(1/2, 3/2)
+    α ~ Normal((κ_{v,0} + κ_{t,0}) / 2, 2.5)
+    b_{s,k} = 1/2 + σ_k z_{s,k},  z ~ Normal(0, 1),  σ_k = 1.5 · max(w_k, 1) / w_k
 
-(centred on "both readouts calibrated and equally informative": logit π = x_v/2 + x_t/2).
+(centred on "both readouts calibrated and equally informative": logit π = x_v/2 + x_t/2; the
+change of f over a segment has prior sd 1.5·max(w_k, 1), so a narrow segment may still carry a
+jump of a few logits).
 No monotonicity constraint (an anti-calibrated verbal scale is fitted as it is). Each y_i enters
 the likelihood once; the two readouts of an item stay paired.
 
@@ -44,7 +49,8 @@ from .functionals import EXPENSIVE, FUNCTIONALS
 
 SIGNALS = ("verbal", "token")
 _CLIP = 1e-4
-SLOPE_PRIOR = (0.5, 1.5)
+SLOPE_PRIOR = (0.5, 1.5)  # slope mean; sd of the change of f over a segment of width <= 1 (x1.5 per logit beyond)
+ECE_EDGES = np.linspace(0.1, 0.9, 9)
 ALPHA_SD = 2.5
 MAX_EXPENSIVE_DRAWS = 400
 
@@ -56,7 +62,17 @@ def _logit(c):
 
 def _knots(x: np.ndarray, n_knots: int) -> np.ndarray:
     u = np.unique(x)
-    return u if u.size <= n_knots else np.unique(np.quantile(x, np.linspace(0, 1, n_knots)))
+    if u.size <= n_knots:
+        return u
+    edges = _logit(ECE_EDGES)
+    inner = edges[(edges > u[0]) & (edges < u[-1])]
+    return np.unique(np.concatenate([np.quantile(x, np.linspace(0, 1, n_knots)), inner]))
+
+
+def slope_scale(widths: np.ndarray) -> np.ndarray:
+    """Prior sd of each segment's slope: the change of f over the segment has sd 1.5·max(w, 1)."""
+    w = np.asarray(widths, float)
+    return SLOPE_PRIOR[1] * np.maximum(w, 1.0) / w
 
 
 @dataclass
@@ -187,7 +203,9 @@ def build_paired_model(cells: dict[str, tuple], n_knots: int = 6, data_container
             lay_t, observed = lay, lay.successes
         alpha = pm.Normal("alpha", mu=alpha_mu, sigma=ALPHA_SD, dims="cell")
         if n_seg:
-            slope = pm.Normal("slope", mu=SLOPE_PRIOR[0], sigma=SLOPE_PRIOR[1], dims="segment")
+            z = pm.Normal("slope_z", 0.0, 1.0, dims="segment")  # non-centred
+            scale = pm.Data("slope_scale", slope_scale(lay.widths)) if data_containers else slope_scale(lay.widths)
+            slope = pm.Deterministic("slope", SLOPE_PRIOR[0] + scale * z, dims="segment")
         else:
             import pytensor.tensor as pt
 
@@ -206,7 +224,7 @@ def layout_data(cells: dict[str, tuple], n_knots: int = 6) -> tuple[dict, list[P
     parsed = _parse_cells(cells, n_knots)
     lay = _layout(parsed)
     data = {f"layout_{k}": getattr(lay, k) for k in _DATA_FIELDS}
-    data.update(layout_trials=lay.trials, layout_successes=lay.successes,
+    data.update(layout_trials=lay.trials, layout_successes=lay.successes, slope_scale=slope_scale(lay.widths),
                 alpha_mu=np.array([(c.knots["verbal"][0] + c.knots["token"][0]) / 2 for c in parsed]))
     return data, parsed, lay
 
@@ -333,7 +351,7 @@ class GapPosterior:
     def diagnostics(self):
         from bayesrank.protocol import Diagnostics
 
-        names = ["alpha"] + (["slope"] if "slope" in self.idata["posterior"] else [])
+        names = ["alpha"] + (["slope_z"] if "slope_z" in self.idata["posterior"] else [])
         return Diagnostics.sampler(f"NUTS ({self.sampler}), paired calibration model", self.idata, var_names=names)
 
     def reliability(self, cell: str, signal: str, n_bins: int = 10, seed: int = 0, band: float = 0.9) -> pd.DataFrame:

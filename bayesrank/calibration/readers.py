@@ -1,6 +1,7 @@
 """Readers: the bundled Llama-3 BoolQ confidence files and OpenAI-style ``logprobs`` JSON.
 
-Llama-3 BoolQ files (``bayesrank/datasets/calibration/L3_data1..6.csv``; six prompt variants of
+Llama-3 BoolQ files (``tests/datasets/calibration/L3_data1..6.csv``, a test fixture of the source checkout
+found by ``bayesrank.datasets.path``; six prompt variants of
 Llama-3-8B on BoolQ, from NoamMichael/Confidence-Calibration). Columns: ``Answer`` (Yes/No given),
 ``Raw_Answer`` (generated text), ``Confidence`` (the authors' parsed verbal confidence),
 [``Stated_Confidence``] (the verbal phrase, variants 5-6), ``Yes_Prob``/``No_Prob`` (probabilities of
