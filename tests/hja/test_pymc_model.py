@@ -10,6 +10,7 @@ from bayesrank.hja.anchor import constraint_violations, sign_anchors
 from bayesrank.hja.model import HJA
 from bayesrank.hja.pymc_model import build_hja_model
 from bayesrank.hja.simulate import simulate_panel
+from bayesrank.protocol import validate
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +57,9 @@ def test_flat_prior_limit_map_is_mle_and_laplace_is_observed_information(panel):
     live = se_f > 1e-8
     assert np.abs(se_l[live] / se_f[live] - 1).max() > 0.01
     assert max(lap.constraint_check().values()) < 1e-10
+    d = lap.to_dict()
+    validate(d, "hja")
+    assert d["interval"] == "Laplace" and d["diagnostics"]["kind"] == "optimizer"
 
 
 def test_nuts_cross_checks_fisher_intervals_and_constraints_on_every_draw(het_panel, nuts_fits):
