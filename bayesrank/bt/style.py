@@ -313,6 +313,25 @@ def soft_battle_data(frame: pd.DataFrame, model_a: str, model_b: str, prob_a: st
                       cluster=_cluster_codes(f, cluster, row_numbers), cluster_name=cluster)
 
 
+def counts_battle_data(counts, ties: str = "half") -> BattleData:
+    """:class:`BattleData` without style features from :class:`~bayesrank.data.aggregate.PairCounts`:
+    one row per non-empty (pair, outcome) cell with the count as frequency weight (enough for the
+    reweighted plain BT; style features need the individual battles)."""
+    if ties not in STYLE_TIES:
+        raise InputError(f"battle-level BT supports ties in {STYLE_TIES}, got {ties!r}")
+    c = counts.counts
+    log = ExclusionLog()
+    if ties == "drop":
+        log.add("tie (ties='drop')", int(round(c[:, 2].sum())))
+        c = c.copy()
+        c[:, 2] = 0.0
+    r, o = np.nonzero(c > 0)
+    n = len(r)
+    return BattleData(players=np.asarray(counts.players, dtype=object), i=counts.i[r].astype(np.int64),
+                      j=counts.j[r].astype(np.int64), y=np.array([1.0, 0.0, 0.5])[o], freq=c[r, o],
+                      weight=np.ones(n), X=np.zeros((n, 0)), features=[], ties=ties, exclusions=log)
+
+
 def pair_counts(data: BattleData):
     """The battles as :class:`~bayesrank.data.aggregate.PairCounts` (features ignored; importance
     weights multiply the counts; a fractional outcome y counts y wins and 1 − y losses, y = ½ a
@@ -566,7 +585,14 @@ class StyleBT:
         for name, v in (("ridge", ridge), ("beta_ridge", beta_ridge)):
             if not (np.isfinite(v) and v >= 0):
                 raise InputError(f"{name} must be a finite number >= 0, got {v}")
-        if not isinstance(data, BattleData):
+        from bayesrank.data.aggregate import PairCounts
+
+        if isinstance(data, PairCounts):
+            if parse_style(style):
+                raise InputError("style features need the individual battles, not pair counts (a folder or glob "
+                                 "is streamed to pair counts: pass one file)")
+            data = counts_battle_data(data, ties)
+        elif not isinstance(data, BattleData):
             data = battle_data(data, style, ties=ties, transform=transform, standardize=standardize, cluster=cluster)
         if reweight:
             from bayesrank.bt.reweight import inverse_propensity_weights
