@@ -72,8 +72,9 @@ def run_style(args, comps) -> int:
         out.print(rich_table(fit.style_table(), title="style coefficients (logit per SD of the feature difference)"))
     out.print(rich_table(table, title=f"{what} Bradley-Terry ({fit.method}, ties={fit.ties}, {fit.interval} "
                                       f"{fit.level:.0%}); rank_change = plain_rank − rank"))
+    excluded = getattr(comps, "excluded", None)
     out.print(f"{fit.n_comparisons:g} battles, {len(fit.players)} players, {fit.n_excluded} excluded "
-              f"({comps.excluded.report() if comps.excluded.total else 'none'})"
+              f"({excluded.report() if excluded is not None and excluded.total else 'none'})"
               + (f"; inverse-propensity weights, min pair count {args.min_pair_count:g}" if args.reweight else "")
               + f"; {elapsed:.1f}s")
     out.print(f"[dim]{fit.significance_rule()}[/]")
