@@ -120,7 +120,7 @@ def main(use_nuts: bool) -> None:
     g_mmlu = EvalGrid.from_scores(mm.reset_index(drop=True), axes=["num_fewshot", "metric"])
     sp_mmlu = scoring_path_sensitivity(g_mmlu, "metric", "acc", "acc_norm")
     top = sp_mmlu.reindex(sp_mmlu.difference.abs().sort_values(ascending=False).index).head(8)
-    out.print(rich_table(top[["benchmark", "model", "config", "acc", "acc_norm", "difference"]],
+    out.print(rich_table(top[["benchmark", "player", "config", "acc", "acc_norm", "difference"]],
                          title=f"scoring path acc - acc_norm, MMLU subjects (max |diff| = "
                                f"{sp_mmlu.difference.abs().max():.3f} over {len(sp_mmlu)} cells)"))
     result["scoring_path"] = {"mathqa_max_abs": float(sp.difference.abs().max()),
@@ -134,7 +134,7 @@ def main(use_nuts: bool) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ch = cross_harness_differences(g_runs, "suite", nominal={"num_fewshot": "0"})
-    out.print(rich_table(ch[["benchmark", "model", "config", "n_harnesses", "max_minus_min", "highest", "lowest"]],
+    out.print(rich_table(ch[["benchmark", "player", "config", "n_harnesses", "max_minus_min", "highest", "lowest"]],
                          title="same nominal configuration, two task-suite runs (0-shot)", floatfmt="{:.4f}"))
     result["cross_run"] = ch
 
