@@ -113,3 +113,17 @@ def test_summarise_items_gives_cell_scores_and_subset_hashes(fixtures):
     prompts = "\n".join(items.prompt_hash.astype(str))               # fingerprint of the per-item prompt hashes
     assert cell.template_hash.iloc[0] == hashlib.sha256(prompts.encode()).hexdigest()
     assert read_inspect_log(fixtures / "inspect_mmlu_anatomy.json").template_hash.notna().all()
+
+
+def test_reader_values_equal_the_raw_json_read_directly(raw_rows):
+    """Independent of the bundled long table: every (file, task, metric) the reader returns for three
+    raw files equals json.load(file)["results"][task][metric]."""
+    root = datasets.path(f"{GRID}/raw")
+    files = sorted(root.rglob("*.json"))[:3]
+    for f in files:
+        res = json.loads(f.read_text())["results"]
+        rows = raw_rows[raw_rows.source_file.str.endswith(str(f.relative_to(root)))]
+        expected = {(t, m): v for t, ms in res.items() for m, v in ms.items() if not m.endswith("_stderr")}
+        got = {(r.benchmark, r.metric): r.score for r in rows.itertuples()}
+        assert len(expected) >= 1 and len(got) == len(expected), f
+        assert got == pytest.approx(expected, rel=0, abs=0), f
