@@ -43,3 +43,32 @@ def test_model_check_in_json(nuts_fits):
     assert [r["judge"] for r in d["model_check"]["ppc"]] == list(fit.judges)
     assert d["model_check"]["loo"]["elpd_loo"] == pytest.approx(mc["loo"]["elpd_loo"])
     assert "posterior predictive check per judge" in fit.summary()
+
+
+def test_cli_nuts_prints_model_check_and_writes_valid_json(tmp_path, capsys, monkeypatch, het_panel, nuts_fits):
+    """`bayesrank hja ... --method nuts`: diagnostics line, PPC table and PSIS-LOO printed; JSON with the
+    model check validates. The session's NUTS fit stands in for the sampler (no second compilation)."""
+    import json
+
+    from bayesrank.cli import main
+    from bayesrank.hja.model import HJA
+    from bayesrank.hja.simulate import to_comparisons_frame
+
+    path = tmp_path / "panel.csv"
+    to_comparisons_frame(het_panel.counts).to_csv(path, index=False)
+    calls = []
+
+    def fake_fit(self, method="mle", **kw):
+        calls.append((method, kw))
+        return nuts_fits[1]
+
+    monkeypatch.setattr(HJA, "fit", fake_fit)
+    out = tmp_path / "nuts.json"
+    assert main(["hja", str(path), "--rank", "1", "--method", "nuts", "--draws", "300", "--json", str(out)]) == 0
+    assert calls == [("nuts", {"draws": 300, "tune": 300, "chains": 2, "sampler": None})]
+    printed = capsys.readouterr().out
+    assert "HJA NUTS (nutpie" in printed and "posterior predictive check per judge" in printed
+    assert "PSIS-LOO over (judge, pair) cells" in printed
+    d = json.loads(out.read_text())
+    validate(d, "hja")
+    assert d["method"] == "nuts" and set(d["model_check"]) == {"ppc", "loo"}
