@@ -30,7 +30,6 @@ names it. Across the configurations of one claim and benchmark the p-values are 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,16 +40,12 @@ from bayesrank.protocol import Diagnostics, Result
 
 from .grid import BENCHMARK, MODEL, EvalGrid, config_label
 
-_CLAIM = re.compile(r"^\s*([^<>]+?)\s*(>|<)\s*([^<>]+?)\s*$")
+def parse_claim(claim: str, players=None) -> tuple[str, str]:
+    """``"A>B"`` -> ``("A", "B")`` (the package's one claim parser,
+    :func:`bayesrank.data.claims.split_pair_claim`: names may contain ``>`` when ``players`` is given)."""
+    from bayesrank.data.claims import split_pair_claim
 
-
-def parse_claim(claim: str) -> tuple[str, str]:
-    """``"A>B"`` -> ``("A", "B")``; ``"A<B"`` -> ``("B", "A")`` (the claim is always "first beats second")."""
-    m = _CLAIM.match(claim or "")
-    if not m or not m.group(1) or not m.group(3):
-        raise InputError(f"cannot parse claim {claim!r}: expected 'A>B' (player A beats player B)")
-    a, op, b = m.groups()
-    return (a, b) if op == ">" else (b, a)
+    return split_pair_claim(claim, players=players)
 
 
 # ---------------------------------------------------------------------------------------- intervals
@@ -293,10 +288,7 @@ def paired_tests(grid: EvalGrid, claims: list[str] | str, *, benchmarks: list[st
     players = set(items[MODEL])
     rows, skipped = [], []
     for claim in claims:
-        a, b = parse_claim(claim)
-        unknown = [p for p in (a, b) if p not in players]
-        if unknown:
-            raise InputError(f"claim {claim!r}: no player {unknown} in the per-item data; players: {sorted(players)}")
+        a, b = parse_claim(claim, players=players)
         for bench in benchmarks or grid.benchmarks:
             sub = items[(items[BENCHMARK] == bench) & items[MODEL].isin([a, b])]
             if sub.empty:
