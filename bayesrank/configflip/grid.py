@@ -29,6 +29,15 @@ def _rows(index, limit: int = 8) -> str:
     return shown + (f", ... ({len(idx)} rows)" if len(idx) > limit else "")
 
 
+def _require_names(df: pd.DataFrame, model: str, benchmark: str | None) -> None:
+    """The player (model) and benchmark names must be present in every row (never the string 'None')."""
+    for col in [model] + ([benchmark] if benchmark else []):
+        empty = df[col].isna()
+        if empty.any():
+            raise InputError(f"column {col!r} is empty in rows {_rows(df.index[empty])} (e.g. lm-eval samples JSONL "
+                             "files do not name the model: put the rows in a CSV with a model column)")
+
+
 def config_label(values, axes) -> str:
     """Human-readable configuration key, e.g. ``template=cot|decoding=greedy``."""
     return "|".join(f"{a}={v}" for a, v in zip(axes, values))
@@ -85,6 +94,7 @@ class EvalGrid:
         if clash:
             raise InputError(f"axis column(s) {clash} are also the model/benchmark/score column")
 
+        _require_names(df, model, benchmark)
         out = pd.DataFrame({MODEL: df[model].astype(str).to_numpy()}, index=df.index)
         out[BENCHMARK] = df[benchmark].astype(str).to_numpy() if benchmark else "all"
         for a in axes:
@@ -141,6 +151,7 @@ class EvalGrid:
         missing = [c for c in needed if c not in df.columns]
         if missing:
             raise InputError(f"item table lacks column(s) {missing}; columns present: {list(df.columns)}")
+        _require_names(df, model, benchmark)
         c = pd.to_numeric(df[correct], errors="coerce")
         bad = c.isna() | (c < 0) | (c > 1)
         if bad.any():

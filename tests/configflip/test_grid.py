@@ -82,3 +82,12 @@ def test_items_grid_aggregates_and_rejects_bad_items():
         EvalGrid.from_items(items.assign(correct=[2] + [1] * 7), axes=["fewshot"])
     with pytest.raises(InputError, match="duplicate"):
         EvalGrid.from_items(pd.concat([items, items.iloc[[0]]], ignore_index=True), axes=["fewshot"])
+
+
+def test_missing_player_names_are_input_errors_not_the_string_none():
+    items = pd.DataFrame({"model": ["A", None], "benchmark": "b", "t": ["x", "x"], "item": ["1", "1"],
+                          "correct": [1, 0]})
+    with pytest.raises(InputError, match="column 'model' is empty in rows 1"):
+        EvalGrid.from_items(items, axes=["t"])
+    with pytest.raises(InputError, match="column 'model' is empty in rows 1"):
+        EvalGrid.from_scores(BASE.assign(model=["A", None, "A", "B"]), axes=["fewshot"])
