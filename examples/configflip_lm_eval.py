@@ -76,7 +76,7 @@ def report(title: str, res, out) -> dict:
                              title=f"{b}: pairs with a strict reversal (rho_flip > 0) — "
                                    f"{int((r.pairs.rho_flip > 0).sum())} of {len(r.pairs)} pairs"))
         out.print(f"  tau_R = {r.tau['tau_R']:.3f} over {r.tau['n_configs']} complete configurations; "
-                  f"{r.orderings_info['n_reachable']} distinct orderings of {r.orderings_info['n_models']} models")
+                  f"{r.orderings_info['n_reachable']} distinct orderings of {r.orderings_info['n_players']} players")
         out.print(rich_table(r.orderings[["ordering", "count"]], title=f"{b}: orderings"))
         for a in r.anovas:
             out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],

@@ -130,7 +130,7 @@ def reachable_orderings(grid: EvalGrid, benchmark: str, tol: float = 0.0) -> tup
     table = table.sort_values("count", ascending=False, kind="stable").reset_index(drop=True)
     table["share"] = table["count"] / max(len(labels), 1)
     strict = table[~table["ordering"].str.contains("=")]
-    info = {"n_models": len(models), "n_possible_strict": math.factorial(len(models)),
+    info = {"n_players": len(models), "n_possible_strict": math.factorial(len(models)),
             "n_reachable": int(len(table)), "n_reachable_strict": int(len(strict)),
             "n_configs": len(labels), "incomplete_configs_excluded": dropped}
     return table, info
