@@ -74,10 +74,15 @@ def ppc_by_judge(fit, seed: int = 0, max_draws: int = 1000) -> pd.DataFrame:
 
 
 def loo(fit) -> dict:
-    """PSIS-LOO over (judge, pair) cells of a NUTS :class:`HJAFit` (ArviZ)."""
+    """PSIS-LOO over (judge, pair) cells of a NUTS :class:`HJAFit` (ArviZ). ArviZ's warning about Pareto
+    k is replaced by the reported ``pareto_k_max`` and ``n_pareto_k_above_0_7``."""
+    import warnings
+
     import arviz as az
 
-    res = az.loo(fit.idata, var_name="wins", pointwise=True)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto")
+        res = az.loo(fit.idata, var_name="wins", pointwise=True)
     k = np.asarray(res.pareto_k).ravel()
     return {"elpd_loo": float(res.elpd), "se": float(res.se), "p_loo": float(res.p),
             "pareto_k_max": float(np.nanmax(k)), "n_pareto_k_above_0_7": int((k > 0.7).sum()),

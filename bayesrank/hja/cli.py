@@ -99,7 +99,8 @@ def run(args) -> int:
                              title="posterior predictive check per judge (Pearson X²; p = P(X²_rep ≥ X²_obs))"))
         loo = fit.model_check["loo"]
         out.print(f"PSIS-LOO over (judge, pair) cells: elpd {loo['elpd_loo']:.1f} (se {loo['se']:.1f}), "
-                  f"p_loo {loo['p_loo']:.1f}, max Pareto k {loo['pareto_k_max']:.2f}")
+                  f"p_loo {loo['p_loo']:.1f}, max Pareto k {loo['pareto_k_max']:.2f} "
+                  f"({loo['n_pareto_k_above_0_7']} cells above 0.7: PSIS unreliable there)")
     if args.plots:
         from pathlib import Path
 
