@@ -53,6 +53,9 @@ def test_mle_fit_path_loads_no_sampler_or_plotting_stack(tmp_path):
     mods = _loaded_after(f"from bayesrank.cli import main\nmain(['fit', {str(data)!r}, '--method', 'mle'])")
     assert "bayesrank.bt.mle" in mods  # the fit really ran
     assert _heavy(mods) == []
+    # no SciPy at all: its import is a third of the fit's start-up (docs/scale.md); numpy does the
+    # MLE path's special functions, constraint basis and graph checks
+    assert "scipy" not in mods
 
 
 def test_static_command_table_matches_the_registered_parsers():

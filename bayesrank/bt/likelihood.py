@@ -18,7 +18,26 @@ scores (for sandwich CIs and influence functions) are exact.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+
+
+# numpy forms of scipy.special's expit / log_expit / logsumexp (the MLE path then loads no scipy.special)
+def expit(x):
+    """Logistic σ(x) = 1 / (1 + e^{−x}), evaluated without overflow."""
+    e = np.exp(-np.abs(x))
+    return np.where(np.asarray(x) >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_expit(x):
+    """log σ(x) = −log(1 + e^{−x})."""
+    return -np.logaddexp(0.0, -np.asarray(x, dtype=float))
+
+
+def logsumexp(a, axis=-1):
+    """log Σ exp(a) along ``axis``, shifted by the finite maximum."""
+    a = np.asarray(a, dtype=float)
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return np.log(np.sum(np.exp(a - m), axis=axis)) + np.squeeze(m, axis=axis)
 
 TIE_MODELS = ("half", "drop", "davidson")
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.linalg import null_space
 
 from bayesrank.bt.likelihood import TieModel, tie_model
 from bayesrank.data.aggregate import PairCounts, comparison_graph
@@ -29,7 +28,8 @@ def constraint_basis(k: int, n_extra: int = 0) -> np.ndarray:
     audits and bootstraps ask for the same basis hundreds of times)."""
     c = np.zeros((1, k + n_extra))
     c[0, :k] = 1.0
-    q = null_space(c)
+    _, _, vh = np.linalg.svd(c, full_matrices=True)  # = scipy.linalg.null_space(c): rows past the rank
+    q = np.ascontiguousarray(vh[1:].T)
     q.setflags(write=False)
     return q
 

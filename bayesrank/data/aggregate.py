@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import OUTCOMES, column_codes
 from bayesrank.errors import InputError
@@ -159,30 +157,66 @@ class GraphReport:
         return "; ".join(msgs) if msgs else "connected; finite MLE exists"
 
 
-def win_graph(counts: PairCounts, ties: str = "half"):
-    """Directed graph with an edge i → j when i beat j at least once (a tie, under ``half`` or
-    ``davidson``, is an edge both ways). Returns (sparse K × K matrix, sources, targets)."""
-    k = counts.n_players
+def win_edges(counts: PairCounts, ties: str = "half"):
+    """Edges (sources, targets) of the directed win graph: i → j when i beat j at least once (a
+    tie, under ``half`` or ``davidson``, is an edge both ways)."""
     tie_edge = counts.ties > 0 if ties in ("half", "davidson") else np.zeros(counts.n_pairs, bool)
     fwd = (counts.wins_i > 0) | tie_edge  # i beat j
     bwd = (counts.wins_j > 0) | tie_edge
     src = np.concatenate([counts.i[fwd], counts.j[bwd]])
     dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
+    return src, dst
+
+
+def win_graph(counts: PairCounts, ties: str = "half"):
+    """The win graph (see :func:`win_edges`) as (sparse K × K matrix, sources, targets)."""
+    from scipy.sparse import coo_matrix
+
+    k = counts.n_players
+    src, dst = win_edges(counts, ties)
     return coo_matrix((np.ones(len(src)), (src, dst)), shape=(k, k)), src, dst
+
+
+def _components(k: int, a: np.ndarray, b: np.ndarray):
+    """Connected components of the undirected graph with edges a–b: (count, labels numbered by each
+    component's smallest node, as ``scipy.sparse.csgraph.connected_components`` numbers them)."""
+    label = np.arange(k)
+    while True:  # minimum-label propagation with pointer jumping
+        m = np.minimum(label[a], label[b])
+        new = label.copy()
+        np.minimum.at(new, a, m)
+        np.minimum.at(new, b, m)
+        new = new[new]
+        if np.array_equal(new, label):
+            break
+        label = new
+    roots, labels = np.unique(label, return_inverse=True)
+    return len(roots), labels
+
+
+def _reaches_all(k: int, src: np.ndarray, dst: np.ndarray) -> bool:
+    """Every node is reachable from node 0 along the directed edges src → dst."""
+    seen = np.zeros(k, dtype=bool)
+    seen[0] = True
+    while True:
+        new = dst[seen[src] & ~seen[dst]]
+        if len(new) == 0:
+            return bool(seen.all())
+        seen[new] = True
 
 
 def comparison_graph(counts: PairCounts, ties: str = "half") -> GraphReport:
     """Check connectivity and MLE existence (Zermelo/Ford: the directed win graph must be strongly connected).
 
-    Under ``ties="half"`` or ``"davidson"`` a tie counts as an edge in both directions.
+    Under ``ties="half"`` or ``"davidson"`` a tie counts as an edge in both directions. Strongly
+    connected ⟺ every player is reachable from one player in the win graph and in its reverse.
     """
     k = counts.n_players
     tot = counts.total
     seen = tot > 0
-    und = coo_matrix((np.ones(int(seen.sum())), (counts.i[seen], counts.j[seen])), shape=(k, k))
-    n_comp, labels = connected_components(und, directed=False)
-    directed, src, dst = win_graph(counts, ties)
-    n_strong, _ = connected_components(directed, directed=True, connection="strong")
+    n_comp, labels = _components(k, counts.i[seen], counts.j[seen])
+    src, dst = win_edges(counts, ties)
+    strongly = k > 0 and _reaches_all(k, src, dst) and _reaches_all(k, dst, src)
     out_deg = np.bincount(src, minlength=k)
     in_deg = np.bincount(dst, minlength=k)
     names = counts.players
@@ -193,7 +227,7 @@ def comparison_graph(counts: PairCounts, ties: str = "half") -> GraphReport:
         degree=pd.Series(deg, index=names, name="n_matches"),
         never_lost=[str(n) for n in names[(in_deg == 0) & (deg > 0)]],
         never_won=[str(n) for n in names[(out_deg == 0) & (deg > 0)]],
-        strongly_connected=bool(n_strong == 1),
+        strongly_connected=bool(strongly),
     )
 
 
@@ -216,6 +250,8 @@ def finite_core(comparisons, min_matches: int = 1, ties: str = "half"):
     while True:
         counts = aggregate(current)
         deg = counts.matches_per_player()
+        from scipy.sparse.csgraph import connected_components
+
         n_s, lab = connected_components(win_graph(counts, ties)[0], directed=True, connection="strong")
         biggest = np.bincount(lab).argmax()
         keep_players = set(counts.players[(lab == biggest) & (deg >= min_matches)])
