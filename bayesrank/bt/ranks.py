@@ -166,18 +166,38 @@ def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _critical(errors, sd, pairs, level) -> float:
-    return float(np.quantile(max_t(errors, sd, pairs), level))
+def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
+    mask is empty). The active pairs are processed in blocks of ``chunk`` (memory S × chunk)."""
+    k = sd.shape[0]
+    flat = np.flatnonzero(pairs.ravel())
+    out = np.full(errors.shape[0], -np.inf)
+    arg = np.full(errors.shape[0], -1)
+    for lo in range(0, len(flat), chunk):
+        f = flat[lo:lo + chunk]
+        a, b = np.divmod(f, k)
+        t = (errors[:, a] - errors[:, b]) / sd[a, b]
+        j = t.argmax(axis=1)
+        tm = t[np.arange(len(t)), j]
+        better = tm > out
+        out[better] = tm[better]
+        arg[better] = f[j[better]]
+    return out, arg
 
 
 def _stepdown(score, sd, errors, pairs, level, stepdown) -> tuple[np.ndarray, list[float]]:
-    """Rejections R[a, b] = "a significantly ahead of b" and the critical value of each step."""
+    """Rejections R[a, b] = "a significantly ahead of b" and the critical value of each step.
+
+    Each step's critical value is the ``level``-quantile of the max-t over the pairs still active.
+    Removing rejected pairs can only lower a draw's max, and only for draws whose maximising pair
+    was removed: those draws alone are recomputed (the same numbers as recomputing every draw)."""
     diff = score[:, None] - score[None, :]
     active = pairs.copy()
     rejected = np.zeros_like(pairs)
     crits = []
+    m, arg = max_t_argmax(errors, sd, active)
     while active.any():
-        c = _critical(errors, sd, active, level)
+        c = float(np.quantile(m, level))
         crits.append(c)
         new = active & (diff > c * sd)
         if not new.any():
@@ -186,6 +206,9 @@ def _stepdown(score, sd, errors, pairs, level, stepdown) -> tuple[np.ndarray, li
         active &= ~new
         if not stepdown:
             break
+        stale = (arg >= 0) & new.ravel()[np.maximum(arg, 0)]
+        if stale.any():
+            m[stale], arg[stale] = max_t_argmax(errors[stale], sd, active)
     return rejected, crits
 
 

@@ -221,3 +221,29 @@ def test_rank_matrix_equals_scipy_min_ranking():
     rng = np.random.default_rng(9)
     d = rng.integers(0, 6, size=(500, 9)).astype(float)  # many ties
     np.testing.assert_array_equal(rank_matrix(d), rankdata(-d, method="min", axis=1))
+
+
+def test_incremental_stepdown_equals_recomputing_every_draw():
+    """The stepdown recomputes the max-t only for draws whose maximising pair was rejected; a naive
+    stepdown that recomputes every draw at every step gives the same rejections and critical values."""
+    from bayesrank.bt.ranks import _stepdown, gaussian_errors, max_t
+
+    k = 20  # unequal precisions and even spacing: rejections come in several steps
+    cov = np.diag(np.geomspace(0.0005, 0.05, k))
+    score = -0.1 * np.arange(k)
+    sd = contrast_sd(cov)
+    errors = gaussian_errors(cov, 3000, 1)
+    pairs = ~np.eye(k, dtype=bool)
+    got, got_crits = _stepdown(score, sd, errors, pairs, 0.95, True)
+    diff = score[:, None] - score[None, :]
+    active, rejected, crits = pairs.copy(), np.zeros_like(pairs), []
+    while active.any():
+        c = float(np.quantile(max_t(errors, sd, active), 0.95))
+        crits.append(c)
+        new = active & (diff > c * sd)
+        if not new.any():
+            break
+        rejected |= new
+        active &= ~new
+    assert len(crits) > 2  # several steps: the incremental path is exercised
+    assert (got == rejected).all() and got_crits == crits
