@@ -47,8 +47,9 @@ def claim_under_consensus(claim, hja_fit, reference_players, reference_theta) ->
     return _status(bool(holds), bool(significant))
 
 
-def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: bool):
-    """(sections, diagnostics parts, notes) for data with a judge column."""
+def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool):
+    """(sections, diagnostics parts, notes) for data with a judge column; ``pooled`` is the report's
+    default Bradley–Terry fit on all comparisons (the claims' reference)."""
     from bayesrank.bt import BradleyTerry
     from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph
@@ -56,7 +57,6 @@ def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: boo
     from bayesrank.hja.model import HJA
 
     z = two_sided_z(level)
-    pooled = BradleyTerry(comps, level=level).fit("mle")
     ref_players, ref_theta = pooled.players, pooled.score
     notes = []
     try:
@@ -68,15 +68,10 @@ def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: boo
     sections, parts = [], {}
     if hfit is not None:
         parts["hja"] = hfit.diagnostics
-        cons = hfit.table()
-        bt_t = pooled.table().set_index("player")
-        both = cons[["player", "score", "lower", "upper", "rank"]].rename(
-            columns={"score": "hja_score", "lower": "hja_lower", "upper": "hja_upper", "rank": "hja_rank"})
-        both["bt_score"] = bt_t.loc[both["player"], "score"].to_numpy()
-        both["bt_rank"] = bt_t.loc[both["player"], "rank"].to_numpy()
+        both = hfit.beside_pooled_bt()  # the HJA module's own comparison (same comparisons, pooled BT)
         from scipy.stats import kendalltau
 
-        tau = kendalltau(both["hja_score"], both["bt_score"]).statistic
+        tau = kendalltau(both["consensus_score"], both["pooled_bt_score"]).statistic
         jt = hfit.judge_table()
         sections.append(Section(
             "judges", "Judges: HJA consensus and judge effects",
@@ -84,7 +79,8 @@ def judge_sections(comps, claims, answers, *, level: float, seed: int, fast: boo
                   f"{hfit.counts.n_judges} judges; judges with fewer than {MIN_PER_JUDGE:g} comparisons are excluded "
                   f"({hfit.counts.excluded.report()}). Kendall τ between the consensus and the pooled BT order: {tau:.3f}.",
                   "γ = a judge's sensitivity to the consensus (1 = average); residual norm = its systematic deviation; "
-                  "flagged = γ > 1 and residual above 1.5× the median (weighs heavily and deviates)."],
+                  "flagged = γ > 1 and residual above 1.5× the median (weighs heavily and deviates). "
+                  "rank_shift = pooled BT rank − consensus rank (positive: pooling ranks the player lower)."],
             tables=[("consensus (HJA) beside pooled Bradley–Terry", both), ("judges", jt)],
             figures=[("judges: sensitivity γ against residual norm", lambda ax: hfit.plot(ax=ax), (6, 4))],
             data={"kendall_tau_consensus_vs_pooled": float(tau), "consensus": both.to_dict(orient="records"),

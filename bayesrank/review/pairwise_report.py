@@ -42,7 +42,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         from bayesrank.review.judges import judge_sections
 
         say("judges: HJA consensus and per-judge fits")
-        jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, level=level, seed=seed, fast=fast)
+        jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, default, level=level, seed=seed, fast=fast)
         secs = jsecs + secs
         parts.update(jparts)
         notes += jnotes

@@ -31,8 +31,8 @@ def test_hja_section_equals_the_hja_command(panel_report, tmp_path):
     cons = pd.DataFrame(cmd["consensus"]).set_index("player")
     sec = next(s for s in panel_report.sections if s.key == "judges")
     mine = pd.DataFrame(sec.data["consensus"]).set_index("player")
-    np.testing.assert_allclose(mine["hja_score"], cons.loc[mine.index, "score"], atol=1e-8)
-    np.testing.assert_allclose(mine["hja_lower"], cons.loc[mine.index, "lower"], atol=1e-8)
+    np.testing.assert_allclose(mine["consensus_score"], cons.loc[mine.index, "score"], atol=1e-8)
+    np.testing.assert_allclose(mine["consensus_lower"], cons.loc[mine.index, "lower"], atol=1e-8)
     judges = pd.DataFrame(sec.data["judges"]).set_index("judge")
     np.testing.assert_allclose(judges["gamma"], pd.DataFrame(cmd["judges"]).set_index("judge").loc[judges.index, "gamma"],
                                atol=1e-8)
