@@ -131,7 +131,7 @@ def answers_claims(answers):
 
 
 def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
-                progress=None, axes=None, metric=None, models=None, benchmarks=None, draws: int = 500) -> ReviewReport:
+                progress=None, axes=None, metric=None, models=None, benchmarks=None, draws: int | None = None) -> ReviewReport:
     from bayesrank.configflip.analysis import analyze
     from bayesrank.configflip.posterior import FlipPosterior
     from bayesrank.review.claims import Claim, parse_claim
@@ -159,7 +159,8 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
     for bench in dict.fromkeys(c.benchmark for c in parsed):
         say(f"flip posterior: {bench}")
         fp = FlipPosterior(grid, benchmark=bench)
-        posteriors[bench] = fp.fit(method="mle" if fast else "nuts", draws=draws, tune=draws, random_seed=seed)
+        kw = {} if draws is None else {"draws": draws, "tune": draws}  # default: the flip posterior's own (1000 + 1000)
+        posteriors[bench] = fp.fit(method="mle" if fast else "nuts", random_seed=seed, **kw)
         if not fast:
             parts[f"flip posterior {bench}"] = posteriors[bench].diagnostics
     answers = []
