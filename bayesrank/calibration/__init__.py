@@ -1,7 +1,7 @@
 """Spec 01: calibration protocol sensitivity (verbal vs token confidence).
 
 Data flow: reader (``readers``) or table (``records.from_frame``) -> :class:`ConfidenceRecords`
--> ``gap.analyze`` (plug-in estimators + paired bootstrap, ``posterior`` monotone-curve PyMC model,
+-> ``gap.analyze`` (plug-in estimators + paired bootstrap, ``posterior`` paired PyMC model,
 protocol cards) -> :class:`CalibrationReport` -> ``shift.protocol_shift`` / ``plots`` / JSON.
 Names load lazily (PEP 562); PyMC is imported only when a posterior is fitted.
 """

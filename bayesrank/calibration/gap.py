@@ -48,8 +48,8 @@ class GapResult:
         post = None
         if self.posterior:
             post = {"functional": self.posterior["functional"], "verbal_mean": self.posterior["verbal_mean"],
-                    "token_mean": self.posterior["token_mean"], "mean": self.posterior["post_mean"],
-                    "lower": self.posterior["post_lo"], "upper": self.posterior["post_hi"],
+                    "token_mean": self.posterior["token_mean"], "mean": self.posterior["posterior_mean"],
+                    "lower": self.posterior["posterior_lower"], "upper": self.posterior["posterior_upper"],
                     "p_gap_negative": self.posterior["p_gap_negative"], "n_draws": int(self.posterior["n_draws"])}
         return {
             "group": {k: str(v) for k, v in self.group.items()}, "cell": self.cell, "estimator": self.estimator,
@@ -329,8 +329,8 @@ def analyze(
                 gap_rows.append({
                     **gdict, "estimator": est, "n": res.n, "verbal": res.verbal["estimate"], "token": res.token["estimate"],
                     "gap": res.gap, "gap_lower": res.gap_ci[0], "gap_upper": res.gap_ci[1],
-                    "posterior_mean": p.get("post_mean", np.nan), "posterior_lower": p.get("post_lo", np.nan),
-                    "posterior_upper": p.get("post_hi", np.nan), "p_gap_negative": p.get("p_gap_negative", np.nan),
+                    "posterior_mean": p.get("posterior_mean", np.nan), "posterior_lower": p.get("posterior_lower", np.nan),
+                    "posterior_upper": p.get("posterior_upper", np.nan), "p_gap_negative": p.get("p_gap_negative", np.nan),
                     "protocol_complete": not missing, "protocol_missing": ", ".join(missing),
                     **{f"card_{k}": val for k, val in card.to_dict().items() if k not in ("complete", "estimator")},
                 })

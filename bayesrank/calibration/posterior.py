@@ -342,8 +342,8 @@ class GapPosterior:
                 dt = self.functional_draws(cell, "token", est)
                 g = dv - dt
                 rows.append(dict(cell=cell, estimator=est, functional=f"{est} on (c, P(correct), item weights)",
-                                 verbal_mean=float(dv.mean()), token_mean=float(dt.mean()), post_mean=float(g.mean()),
-                                 post_lo=float(np.quantile(g, a)), post_hi=float(np.quantile(g, 1 - a)),
+                                 verbal_mean=float(dv.mean()), token_mean=float(dt.mean()), posterior_mean=float(g.mean()),
+                                 posterior_lower=float(np.quantile(g, a)), posterior_upper=float(np.quantile(g, 1 - a)),
                                  p_gap_negative=float(np.mean(g < 0)), n_draws=int(g.size)))
         return pd.DataFrame(rows)
 
