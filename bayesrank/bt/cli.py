@@ -53,6 +53,9 @@ def register(sub) -> None:
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
     p.add_argument("--top", type=int, default=None, help="print only the top N rows")
     add_output_args(p)
+    from bayesrank.bt.style_cli import add_style_args  # standard library only at module level
+
+    add_style_args(p)  # --style, --reweight, --min-pair-count (battle-level model: bayesrank.bt.style)
     p.set_defaults(func=run)
 
 
@@ -77,6 +80,10 @@ def run(args) -> int:
     out = console()
     anchor = parse_anchor(args.anchor)
     comps = load(args)
+    from bayesrank.bt.style_cli import run_style, wants_style
+
+    if wants_style(args):
+        return run_style(args, comps)
     kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
     bt = BradleyTerry(comps, ties=args.ties, ridge=args.ridge, level=args.level, **kw)
     if anchor:
