@@ -222,6 +222,8 @@ def from_frame(
             provided.append(col)
         else:
             out[col] = str(defaults.get(col, UNSPECIFIED))
+            if col in defaults:  # e.g. the readout that turned log-probabilities into a probability
+                provided.append(col)
     extra = []
     for col in extra_axes:
         if col not in df.columns:

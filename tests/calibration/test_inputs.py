@@ -226,3 +226,9 @@ def test_grouping_columns_are_those_in_the_data(boolq):
     # BoolQ: model and dataset are constants of the reader, the prompt variant is a column
     assert {"model", "dataset", "prompt_variant", "readout", "context"} <= set(boolq.columns)
     assert [k for k, _ in boolq.groups(["prompt_variant"])] == [(f"prompt{v}",) for v in range(1, 7)]
+
+
+def test_readout_applied_by_the_reader_is_a_grouping_column():
+    df = pd.DataFrame({"correct": [1, 0], "verbal": [0.9, 0.2], "lps": [[-0.1, -0.3], [-0.7]]})
+    rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_logprobs_col="lps", readout="T2")
+    assert "readout" in rec.columns and [k for k, _ in rec.groups(["readout"])] == [("T2",)]
