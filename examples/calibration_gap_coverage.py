@@ -23,6 +23,8 @@ import pandas as pd
 
 from bayesrank.calibration.coverage import Truth, coverage_table, run_coverage
 
+SCENARIOS = {"miscalibrated": Truth(), "calibrated-verbal": Truth(verbal_shift=0.0, verbal_noise=0.0)}
+
 
 def _print_table(frames: list[pd.DataFrame]) -> None:
     res = pd.concat(frames, ignore_index=True).drop_duplicates(["rep", "estimator"])
@@ -44,6 +46,9 @@ def main() -> None:
     ap.add_argument("--reps", default="0:200", help="replication range a:b (default 0:200)")
     ap.add_argument("--estimators", default="ece,ece_em,ks,smece")
     ap.add_argument("--n-items", type=int, default=800)
+    ap.add_argument("--scenario", default="miscalibrated", choices=sorted(SCENARIOS),
+                    help="miscalibrated: both readouts miscalibrated (default); calibrated-verbal: the stated "
+                         "confidence is p rounded to the 0.5..1.0 scale (nearly calibrated: the boundary case)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="out/calibration_gap_coverage.csv")
     ap.add_argument("--table", nargs="*", default=None, help="only print the table of these result CSVs")
@@ -55,7 +60,7 @@ def main() -> None:
     a, b = (int(x) for x in args.reps.split(":"))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    truth = Truth()
+    truth = SCENARIOS[args.scenario]
     ests = tuple(args.estimators.split(","))
     true_gaps = truth.population_gaps(ests)
     print("population gaps:", {k: round(v, 4) for k, v in true_gaps.items()}, flush=True)
