@@ -50,3 +50,26 @@ def report_diagnostics(out, diagnostics) -> None:
         out.print(f"[bold yellow]warning:[/] {diagnostics.line()}")
         for m in diagnostics.messages:
             out.print(f"[yellow]  - {m}[/]")
+
+
+def write_outputs(out, result, args, figures: dict | None = None) -> None:
+    """The files every command writes the same way: ``--json PATH`` (the result's JSON, validated
+    against its schema) and ``--plots DIR`` (each ``{file name: () -> Figure}`` saved as a PNG)."""
+    if getattr(args, "json", None):
+        result.to_json(args.json)
+        out.print(f"wrote {args.json}")
+    if getattr(args, "plots", None) and figures:
+        from pathlib import Path
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        folder = Path(args.plots)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, make in figures.items():
+            fig = make()
+            fig.savefig(folder / name, dpi=120)
+            plt.close(fig)
+            out.print(f"wrote {folder / name}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
 from bayesrank.errors import InputError
 
 #: ``bayesrank.data.readers.FORMATS`` (kept literal so ``--help`` imports no pandas; a test checks they agree)
@@ -106,18 +106,5 @@ def run(args) -> int:
     )
     out.print(f"[dim]{fit.significance_rule()}[/]")
     report_diagnostics(out, fit.diagnostics)
-    if args.json:
-        fit.to_json(args.json)
-        out.print(f"wrote {args.json}")
-    if args.plots:
-        from pathlib import Path
-
-        import matplotlib
-
-        matplotlib.use("Agg")
-        target = Path(args.plots) / "leaderboard.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fig = fit.plot(top=args.top)
-        fig.savefig(target, dpi=120)
-        out.print(f"wrote {target}")
+    write_outputs(out, fit, args, {"leaderboard.png": lambda: fit.plot(top=args.top)})
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
 from bayesrank.errors import InputError
 
 #: the input formats of ``bayesrank.data.readers`` (literal so that ``--help`` imports no pandas)
@@ -102,18 +102,6 @@ def run(args) -> int:
         out.print(line)
     out.print(f"fit and rank analysis: {elapsed:.1f} s")
     report_diagnostics(out, ra.diagnostics)
-    if args.json:
-        ra.to_json(args.json)
-        out.print(f"wrote {args.json}")
-    if args.plots:
-        from pathlib import Path
-
-        import matplotlib
-
-        matplotlib.use("Agg")
-        folder = Path(args.plots)
-        folder.mkdir(parents=True, exist_ok=True)
-        ra.plot().savefig(folder / "rank_spread.png", dpi=120)
-        plot_pairwise(fit, top=15, level=args.level).savefig(folder / "pairwise_top15.png", dpi=120)
-        out.print(f"wrote {folder / 'rank_spread.png'} and {folder / 'pairwise_top15.png'}")
+    write_outputs(out, ra, args, {"rank_spread.png": ra.plot,
+                                  "pairwise_top15.png": lambda: plot_pairwise(fit, top=15, level=args.level)})
     return 0

@@ -93,8 +93,40 @@ class Contrast:
         return dict(self.__dict__)
 
 
+class RankedScores:
+    """Ranks and significance of scored players, shared by every leaderboard result: needs
+    ``players``, ``score``, ``lower``, ``upper``, ``level`` and ``cov`` (θ first, then any other
+    parameters). One definition of ``rank``, ``rank_ci`` and ``rank_ub`` (docs/glossary.md)."""
+
+    @property
+    def z(self) -> float:
+        return two_sided_z(self.level)
+
+    @property
+    def theta_cov(self) -> np.ndarray:
+        k = len(self.players)
+        return np.asarray(self.cov)[:k, :k]
+
+    @property
+    def sd(self) -> np.ndarray:
+        return np.sqrt(np.clip(np.diag(self.theta_cov), 0, None))
+
+    @property
+    def rank(self) -> np.ndarray:
+        return point_rank(self.score)
+
+    @property
+    def rank_ci(self) -> np.ndarray:
+        """1 + number of players significantly ahead (pairwise contrasts, covariance of the fit)."""
+        return rank_ci(self.score, self.theta_cov, self.level)
+
+    @property
+    def rank_ub(self) -> np.ndarray:
+        return rank_ub(self.lower, self.upper)
+
+
 @dataclass
-class LeaderboardFit(Result):
+class LeaderboardFit(RankedScores, Result):
     """Scores on the sum-to-zero logit scale with intervals, from one fit method.
 
     ``cov`` is the covariance of θ (and λ for Davidson) used for every contrast: Fisher/sandwich
@@ -125,32 +157,7 @@ class LeaderboardFit(Result):
     ppc: dict | None = None
     settings: dict = field(default_factory=dict)
 
-    # ------------------------------------------------------------------ derived
-    @property
-    def z(self) -> float:
-        return two_sided_z(self.level)
-
-    @property
-    def theta_cov(self) -> np.ndarray:
-        k = len(self.players)
-        return np.asarray(self.cov)[:k, :k]
-
-    @property
-    def sd(self) -> np.ndarray:
-        return np.sqrt(np.clip(np.diag(self.theta_cov), 0, None))
-
-    @property
-    def rank(self) -> np.ndarray:
-        return point_rank(self.score)
-
-    @property
-    def rank_ci(self) -> np.ndarray:
-        return rank_ci(self.score, self.theta_cov, self.level)
-
-    @property
-    def rank_ub(self) -> np.ndarray:
-        return rank_ub(self.lower, self.upper)
-
+    # ------------------------------------------------------------------ derived (see RankedScores)
     def significance(self) -> pd.DataFrame:
         """Boolean matrix: row ``player`` a, column ``player_b`` b, True when b is significantly
         ahead of a (``θ_b − θ_a > z·sd(θ_b − θ_a)``). ``rank_ci = 1 + row sums``."""

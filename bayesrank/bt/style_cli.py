@@ -41,7 +41,7 @@ def wants_style(args) -> bool:
 def run_style(args, comps) -> int:
     """Fit the battle-level (style-controlled and/or reweighted) BT on ``comps`` and print/write it."""
     from bayesrank.bt.style import StyleBT
-    from bayesrank.cli_args import report_diagnostics
+    from bayesrank.cli_args import report_diagnostics, write_outputs
     from bayesrank.report import console, rich_table
 
     out = console()
@@ -79,17 +79,5 @@ def run_style(args, comps) -> int:
               + f"; {elapsed:.1f}s")
     out.print(f"[dim]{fit.significance_rule()}[/]")
     report_diagnostics(out, fit.diagnostics)
-    if args.json:
-        fit.to_json(args.json)
-        out.print(f"wrote {args.json}")
-    if args.plots:
-        from pathlib import Path
-
-        import matplotlib
-
-        matplotlib.use("Agg")
-        target = Path(args.plots) / "style_leaderboard.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fit.plot(top=args.top).savefig(target, dpi=120)
-        out.print(f"wrote {target}")
+    write_outputs(out, fit, args, {"style_leaderboard.png": lambda: fit.plot(top=args.top)})
     return 0

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from bayesrank.bt.result import point_rank, rank_ci, rank_ub, two_sided_z
+from bayesrank.bt.result import RankedScores, point_rank
 from bayesrank.protocol import Diagnostics, Result
 
 
 @dataclass
-class StyleFit(Result):
+class StyleFit(RankedScores, Result):
     """Style-adjusted scores (sum-to-zero logit scale) with intervals, style coefficients, and the
     plain Bradley–Terry fit on the same battles (no style features, no reweighting: the default
     leaderboard) for each player's rank change.
@@ -49,24 +49,7 @@ class StyleFit(Result):
     draws: np.ndarray | None = field(default=None, repr=False)
     idata: object | None = field(default=None, repr=False)
 
-    # ------------------------------------------------------------------ derived
-    @property
-    def z(self) -> float:
-        return two_sided_z(self.level)
-
-    @property
-    def rank(self) -> np.ndarray:
-        return point_rank(self.score)
-
-    @property
-    def rank_ci(self) -> np.ndarray:
-        """1 + number of players significantly ahead (pairwise contrasts, covariance of the fit)."""
-        return rank_ci(self.score, self.cov, self.level)
-
-    @property
-    def rank_ub(self) -> np.ndarray:
-        return rank_ub(self.lower, self.upper)
-
+    # ------------------------------------------------------------------ derived (rank, rank_ci, rank_ub: RankedScores)
     def significance_rule(self) -> str:
         return (f"b significantly ahead of a: θ_b − θ_a > {self.z:.4g}·sd(θ_b − θ_a), sd from the "
                 f"{self.method} covariance ({self.interval}) of the battle-level fit; rank_ci = 1 + "

@@ -6,7 +6,7 @@ speed); the readers, the estimator and the console are imported inside :func:`ru
 
 from __future__ import annotations
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
 from bayesrank.errors import InputError
 
 #: ``bayesrank.data.readers.FORMATS`` (literal so ``--help`` imports no pandas)
@@ -101,17 +101,5 @@ def run(args) -> int:
         out.print(f"PSIS-LOO over (judge, pair) cells: elpd {loo['elpd_loo']:.1f} (se {loo['se']:.1f}), "
                   f"p_loo {loo['p_loo']:.1f}, max Pareto k {loo['pareto_k_max']:.2f} "
                   f"({loo['n_pareto_k_above_0_7']} cells above 0.7: PSIS unreliable there)")
-    if args.plots:
-        from pathlib import Path
-
-        import matplotlib
-
-        matplotlib.use("Agg")
-        path = Path(args.plots) / "hja_judges.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fit.plot().savefig(path, dpi=120)
-        out.print(f"plot written to {path}")
-    if args.json:
-        fit.to_json(args.json)
-        out.print(f"JSON written to {args.json}")
+    write_outputs(out, fit, args, {"hja_judges.png": fit.plot})
     return 0

@@ -87,7 +87,7 @@ def run(args) -> int:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from bayesrank.cli_args import report_diagnostics
-    from bayesrank.report import console, rich_table
+    from bayesrank.report import console
     from bayesrank.review.api import review
 
     out = console()

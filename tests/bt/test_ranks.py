@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import integrate
-from scipy.special import expit
 from scipy.stats import norm, studentized_range
 
 from bayesrank.bt.ranks import (

@@ -2,7 +2,6 @@
 cluster-robust intervals cover in simulation where the iid ones do not."""
 
 import numpy as np
-import pandas as pd
 import pytest
 import statsmodels.api as sm
 from scipy import stats
