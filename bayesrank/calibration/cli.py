@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
 from bayesrank.errors import InputError, ProtocolWarning
 
 FORMATS = ("table", "openai", "boolq")
@@ -193,30 +193,18 @@ def run(args) -> int:
             con.print(f"[yellow]posterior predictive check:[/] {r['cell']} {r['signal']}: {r['bins_outside']} of "
                       f"{r['bins']} bins outside the 90% band ({r['items_in_bins_outside']} items)")
     report_diagnostics(con, report.diagnostics)
-    if args.json:
-        report.to_json(args.json)
-        con.print(f"wrote {args.json}")
-    if args.plots:
-        _plots(report, Path(args.plots))
-        con.print(f"figures in {args.plots}")
+    write_outputs(con, report, args, figures=_figures(report))
     return 0
 
 
-def _plots(report, outdir: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    outdir.mkdir(parents=True, exist_ok=True)
+def _figures(report) -> dict:
+    """``{file name: () -> Figure}``: reliability diagrams per group and the gap forest plot."""
+    figs = {}
     for cell in dict.fromkeys(r.cell for r in report.results):
-        fig = report.plot(group=cell)
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cell)
-        fig.savefig(outdir / f"reliability_{safe}.png", dpi=110)
-        plt.close(fig)
-    fig = report.plot_gaps()
-    fig.savefig(outdir / "gap_forest.png", dpi=110)
-    plt.close(fig)
+        figs[f"reliability_{safe}.png"] = lambda cell=cell: report.plot(group=cell)
+    figs["gap_forest.png"] = report.plot_gaps
+    return figs
 
 
 def main(argv=None) -> int:
