@@ -95,12 +95,12 @@ class CalibrationReport(Result):
     schema = "calibration"
 
     by: list[str]
-    signals: pd.DataFrame
-    gaps: pd.DataFrame
-    results: list[GapResult]
+    signals: pd.DataFrame = field(repr=False)
+    gaps: pd.DataFrame = field(repr=False)
+    results: list[GapResult] = field(repr=False)
     exclusions: dict
-    posterior: object | None = None
-    records: ConfidenceRecords | None = None
+    posterior: object | None = field(default=None, repr=False)
+    records: ConfidenceRecords | None = field(default=None, repr=False)
     level: float = 0.95
     seed: int = 0
     estimators: tuple = DEFAULT_ESTIMATORS
