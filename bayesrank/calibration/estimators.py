@@ -288,15 +288,19 @@ def _interpolate(t: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class _SmoothECE:
-    """smECE_σ for many σ on the same data; grid binnings are cached per grid size."""
+    """smECE_σ for many σ on the same data; grid binnings are cached per grid size. ``residual``
+    (default ``c − y``) and ``density`` (default 1) are the per-item weights of the two smoothed
+    series (the posterior functional passes ``w·(c − p)`` and ``w``)."""
 
-    def __init__(self, c: np.ndarray, y: np.ndarray):
-        self.c, self.r = c, c - y
+    def __init__(self, c: np.ndarray, y: np.ndarray | None = None, *, residual=None, density=None):
+        self.c = c
+        self.r = c - y if residual is None else residual
+        self.d = np.ones_like(c) if density is None else density
         self._cache: dict[int, np.ndarray] = {}
 
     def _binned(self, m: int):
         if m not in self._cache:
-            self._cache[m] = np.vstack([_round_to_grid(self.c, self.r, m), _round_to_grid(self.c, np.ones_like(self.c), m)])
+            self._cache[m] = np.vstack([_round_to_grid(self.c, self.r, m), _round_to_grid(self.c, self.d, m)])
         return self._cache[m]
 
     def __call__(self, sigma: float) -> float:
@@ -316,25 +320,26 @@ def smooth_ece(confidence, correct, sigma: float | None = None, eps: float = 0.0
     Gaussian kernel); σ* is the fixed point ``smECE_σ = σ`` found by 10 bisection steps (relplot)."""
     c, y = validate_pair(confidence, correct)
     f = _SmoothECE(c, y)
-    if sigma is not None:
-        val, s = f(float(sigma)), float(sigma)
-    else:
-        def ok(a):
-            return a < eps or a < f(a)
-
-        if ok(1.0):
-            s = 1.0
-        else:
-            hi, lo = 1.0, 0.0
-            for _ in range(10):
-                mid = (hi + lo) / 2
-                if ok(mid):
-                    lo = mid
-                else:
-                    hi = mid
-            s = hi
-        val = f(s)
+    s = float(sigma) if sigma is not None else smece_sigma(f, eps)
+    val = f(s)
     return (val, s) if return_sigma else val
+
+
+def smece_sigma(f, eps: float = 0.001) -> float:
+    """relplot's bandwidth: σ* with ``smECE_σ = σ``, 10 bisection steps on (0, 1] (1 if smECE_1 ≥ 1)."""
+    def ok(a):
+        return a < eps or a < f(a)
+
+    if ok(1.0):
+        return 1.0
+    hi, lo = 1.0, 0.0
+    for _ in range(10):
+        mid = (hi + lo) / 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 # ----------------------------------------------------------------------------- scores

@@ -25,14 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .estimators import (
-    KDE_GRID,
-    SMECE_MESH_POINTS,
-    _interpolate,
-    _reflected_gaussian_smooth,
-    _round_to_grid,
-    _triweight_fft_kde_weighted,
-)
+from .estimators import KDE_GRID, _SmoothECE, _triweight_fft_kde_weighted, smece_sigma
 
 N_BINS = 10
 
@@ -75,34 +68,10 @@ def ks(c, p, w=None) -> np.ndarray:
     return np.abs(cum).max(axis=1) / w.sum(axis=1)
 
 
-def _smece_one(c, r, dens_w, eps=0.001):
-    """relplot's smECE fixed point for residual weights ``r`` and density weights ``dens_w``."""
-    cache = {}
-
-    def f(sigma):
-        ev = max(round(10 / sigma), SMECE_MESH_POINTS)
-        t = np.linspace(0, 1, ev)
-        m = max(2000, round(20 / sigma)) // 2 + 1
-        if m not in cache:
-            cache[m] = np.vstack([_round_to_grid(c, r, m), _round_to_grid(c, dens_w, m)])
-        sm = _reflected_gaussian_smooth(cache[m], sigma, m)
-        rs = _interpolate(t, sm[0])
-        dens = _interpolate(t, sm[1]) + 0.0001
-        return float(np.sum(np.abs(rs / dens) * dens) / np.sum(dens))
-
-    def ok(a):
-        return a < eps or a < f(a)
-
-    if ok(1.0):
-        return f(1.0)
-    hi, lo = 1.0, 0.0
-    for _ in range(10):
-        mid = (hi + lo) / 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return f(hi)
+def _smece_one(c, r, dens_w):
+    """relplot's smECE at its fixed point σ* for residual weights ``r`` and density weights ``dens_w``."""
+    f = _SmoothECE(c, residual=r, density=dens_w)
+    return f(smece_sigma(f))
 
 
 def smece(c, p, w=None) -> np.ndarray:
