@@ -141,8 +141,9 @@ class Diagnostics:
         msgs = list(point.messages)
         if n_failed:
             msgs.append(f"{method}: {n_failed} of {n_replicates} replicates failed ({failed_policy})")
+        status = point.optimizer_status if point.kind != "exact" else f"point estimate exact ({point.method})"
         return cls(kind="resampling", method=method, converged=not msgs, messages=tuple(msgs),
-                   optimizer_status=point.optimizer_status, gradient_norm=point.gradient_norm,
+                   optimizer_status=status, gradient_norm=point.gradient_norm,
                    gradient_tol=point.gradient_tol, iterations=point.iterations, n_replicates=int(n_replicates),
                    n_failed=int(n_failed), failed_policy=failed_policy, extra=dict(extra))
 

@@ -227,23 +227,18 @@ PROTOCOL_FIELDS = ("elicitation_source", "scored_answer", "readout", "conditioni
 
 
 def _combined_diagnostics(rep: CalibrationReport) -> Diagnostics:
-    """Plug-in estimators: exact. Paired bootstrap: resampling (failed = non-finite replicates,
-    excluded from the percentile interval). Posterior: NUTS R-hat / ESS / divergences."""
+    """Composite: plug-in estimators (exact), the paired bootstrap (resampling: non-finite replicates
+    counted and excluded from the percentile interval) and, when fitted, the posterior (NUTS R-hat,
+    ESS, divergences)."""
     n_boot = sum(r.n_boot for r in rep.results) + rep.score_boots
     n_failed = sum(r.n_failed for r in rep.results) + rep.score_failed
-    policy = "non-finite replicates excluded from the percentile interval"
-    boot = replace(Diagnostics.resampling("paired bootstrap", Diagnostics.exact("plug-in estimators"), n_boot, n_failed,
-                                          policy), optimizer_status="plug-in estimate exact")
-    parts = {"plug-in": Diagnostics.exact("plug-in estimators").to_dict(), "bootstrap": boot.to_dict()}
-    if rep.posterior is None:
-        return replace(boot, method="calibration: plug-in estimators (exact) + paired bootstrap",
-                       extra={"parts": parts})
-    post = rep.posterior.diagnostics
-    parts["posterior"] = post.to_dict()
-    msgs = tuple(post.messages) + tuple(boot.messages)
-    return replace(post, method=f"calibration: plug-in (exact) + paired bootstrap + {post.method}",
-                   converged=post.converged and boot.converged, messages=msgs, n_replicates=n_boot, n_failed=n_failed,
-                   failed_policy=policy, extra={"parts": parts})
+    plug_in = Diagnostics.exact("plug-in estimators")
+    parts = {"plug-in": plug_in,
+             "bootstrap": Diagnostics.resampling("paired bootstrap", plug_in, n_boot, n_failed,
+                                                 "non-finite replicates excluded from the percentile interval")}
+    if rep.posterior is not None:
+        parts["posterior"] = rep.posterior.diagnostics
+    return Diagnostics.combine("calibration", parts)
 
 
 def analyze(

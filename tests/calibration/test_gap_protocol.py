@@ -72,8 +72,10 @@ def test_analyze_groups_json_and_exclusions():
     assert ece_m1["protocol_card"]["conditioning_context"] == "bare" and ece_m1["protocol_card"]["missing"] == []
     brier = next(x for x in d["secondary_scores"] if x["group"] == {"model": "m1"} and x["score"] == "brier" and x["signal"] == "token")
     assert brier["estimate"] == pytest.approx(brier_score_loss(sub.correct, sub.token), abs=1e-12)
-    assert rep.diagnostics.kind == "resampling" and rep.diagnostics.converged
-    assert rep.diagnostics.n_replicates == 50 * (2 * 2 + 2 * 2 * 3)  # 2 gaps + 3 scores x 2 signals, per model
+    assert rep.diagnostics.kind == "composite" and rep.diagnostics.converged
+    boot = rep.diagnostics.extra["parts"]["bootstrap"]
+    assert boot["kind"] == "resampling" and boot["n_failed"] == 0
+    assert boot["n_replicates"] == 50 * (2 * 2 + 2 * 2 * 3)  # 2 gaps + 3 scores x 2 signals, per model
 
 
 def test_by_column_missing_from_the_data_is_an_input_error():
@@ -152,7 +154,8 @@ def test_cli_json_validates_strict_and_errors(tmp_path, capsys):
     assert rc == 0
     res = json.loads(out.read_text())
     validate(res, "calibration")  # the schema, independently of to_json
-    assert res["schema"] == "calibration" and res["diagnostics"]["kind"] == "resampling"
+    assert res["schema"] == "calibration" and res["diagnostics"]["kind"] == "composite"
+    assert res["diagnostics"]["extra"]["parts"]["bootstrap"]["kind"] == "resampling"
     sub = df[df.model == "m1"]
     ece_m1 = next(x for x in res["gaps"] if x["group"] == {"model": "m1"} and x["estimator"] == "ece")
     assert ece_m1["gap"]["estimate"] == pytest.approx(sklearn_ece(sub.verbal, sub.correct) - sklearn_ece(sub.token, sub.correct), abs=1e-12)

@@ -120,9 +120,12 @@ def test_report_protocol_json_diagnostics_and_plots(report, tmp_path):
     d = json.loads(report.to_json(tmp_path / "r.json"))
     validate(d, "calibration")
     diag = d["diagnostics"]
-    assert diag["kind"] == "sampler" and {"rhat_max", "ess_bulk_min", "ess_tail_min", "divergences"} <= set(diag)
-    assert diag["n_replicates"] == 100 * (3 * 2 + 1 * 2 * 2)
-    assert set(diag["extra"]["parts"]) == {"plug-in", "bootstrap", "posterior"}
+    parts = diag["extra"]["parts"]
+    assert diag["kind"] == "composite" and set(parts) == {"plug-in", "bootstrap", "posterior"}
+    assert parts["posterior"]["kind"] == "sampler"
+    assert {"rhat_max", "ess_bulk_min", "ess_tail_min", "divergences"} <= set(parts["posterior"])
+    assert parts["bootstrap"]["n_replicates"] == 100 * (3 * 2 + 1 * 2 * 2)
+    assert diag["converged"] == (parts["posterior"]["converged"] and parts["bootstrap"]["converged"])
     assert d["posterior"]["item_weights"] == "bayesian_bootstrap" and len(d["posterior"]["posterior_predictive_check"]) == 4
     same = next(g for g in d["gaps"] if g["cell"] == "same" and g["estimator"] == "ece")
     assert same["posterior"]["functional"].startswith("ece on (c, P(correct)")
