@@ -34,7 +34,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .counts span { margin-right: 14px; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--mute); font-size: 13px; }
-.warn { color: var(--warn); } .mute { color: var(--mute); } td.why { font-size: 12px; max-width: 260px; }
+.warn { color: var(--warn); } .mute { color: var(--mute); } td.why { font-size: 12px; min-width: 200px; max-width: 300px; }
+td.freq { text-align: right; font-variant-numeric: tabular-nums; min-width: 170px; }
 .wrap { overflow-x: auto; }
 @media print { body { max-width: none; padding: 0; font-size: 11px; } h2 { page-break-after: avoid; }
   table, figure { page-break-inside: avoid; } .verdict { border: 1px solid #000; color: #000; background: none; } }
@@ -81,11 +82,12 @@ def md_esc(v) -> str:
 
 
 def perturbation_cell(p: dict) -> str:
-    """'12 (0.0007%) ✓' for a verified break; 'not within 500' when the budget ran out."""
+    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none within 500'
+    when the budget ran out."""
     if p.get("broken") is None:
         return p.get("reason", "–")
     if p.get("broken") and p.get("verified"):
-        return f"{fmt(p['budget'])} ({pct(p['fraction'])}) ✓ verified"
+        return f"{fmt(p['budget'])} ({pct(p['fraction'])}) ✓"
     if p.get("broken"):
         return f"{fmt(p['budget'])} ({pct(p['fraction'])}) unverified"
     return f"none within {fmt(p.get('budget_limit'))}"
@@ -147,13 +149,14 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 def _claims_html(report) -> str:
     actions = _actions(report)
     head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
-            "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it</th>" for a in actions) + "</tr>")
+            "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it (✓ verified)</th>"
+                                                   for a in actions) + "</tr>")
     rows = []
     for c in report.claims:
         cells = [f"<td>{esc(c.claim.text)}</td>",
                  f"<td><span class=\"verdict {esc(c.verdict)}\">{esc(c.verdict)}</span></td>",
                  f"<td class=\"why\">{esc(c.reason)}</td>",
-                 f"<td class=\"num\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
+                 f"<td class=\"freq\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
         for a in actions:
             cells.append(f"<td>{_html.escape(perturbation_cell((c.perturbation or {}).get(a, {})))}</td>")
@@ -241,7 +244,7 @@ def markdown(report) -> str:
                "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
                "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
         for a in actions:
-            row[f"smallest {a}"] = perturbation_cell((c.perturbation or {}).get(a, {}))
+            row[f"smallest {a} (✓ verified)"] = perturbation_cell((c.perturbation or {}).get(a, {}))
         rows.append(row)
     out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule)}", ""]
     out += [f"> {md_esc(n)}" for n in report.notes]
