@@ -181,6 +181,45 @@ class TopKGap:
     def broken(self, theta: np.ndarray, hinv: np.ndarray | None = None) -> bool:
         return self.value(theta, hinv) < -TIE_TOL
 
+    def order(self, theta: np.ndarray, players) -> list[str]:
+        """The top-k players under ``theta`` (what the audit reports as ``final_top``)."""
+        return [str(p) for p in np.asarray(players)[np.argsort(-theta, kind="stable")[: self.k]]]
+
+
+class PairGap(TopKGap):
+    """The claim "A is ahead of B" on the style-adjusted θ: ``f = θ_A − θ_B`` (``ci_aware``:
+    ``+ z·sd_AB``, broken only when B is *significantly* ahead). Broken iff ``f < −10⁻⁹``. Shares
+    :class:`TopKGap`'s ``value``/``broken``; ``reference_top``/``order`` list A and B by score."""
+
+    def __init__(self, state: StyleState, player_a: str, player_b: str, ci_aware: bool = False, level: float = 0.95):
+        from statistics import NormalDist
+
+        a, b = state.data.index_of(player_a), state.data.index_of(player_b)
+        if a == b:
+            raise InputError(f"the claim {player_a}>{player_b} compares a player with itself")
+        gap = float(state.theta[a] - state.theta[b])
+        if not gap > TIE_TOL:
+            raise InputError(f"the claim {player_a!r} > {player_b!r} does not hold on the style-adjusted fit "
+                             f"(θ_A − θ_B = {gap:.4g})")
+        self.a, self.b, self.k = a, b, 1
+        self.ci_aware = bool(ci_aware)
+        self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
+        self.reference_top = [str(player_a), str(player_b)]
+        self.name = f"pair:{player_a}>{player_b}" + ("+ci" if ci_aware else "")
+        self._sd = 0.0
+        self.use_hinv(state.hinv)
+
+    def use_hinv(self, hinv: np.ndarray) -> None:
+        if self.ci_aware:
+            self._sd = float(np.sqrt(max(hinv[self.a, self.a] + hinv[self.b, self.b] - 2 * hinv[self.a, self.b], 0.0)))
+
+    def values(self, thetas: np.ndarray) -> np.ndarray:
+        return thetas[self.a] - thetas[self.b] + self.z * self._sd
+
+    def order(self, theta: np.ndarray, players) -> list[str]:
+        ab = [self.a, self.b] if theta[self.a] >= theta[self.b] else [self.b, self.a]
+        return [str(players[i]) for i in ab]
+
 
 # ---------------------------------------------------------------------------------------- candidates
 @dataclass
@@ -371,10 +410,11 @@ def _choose_m(state, objective, cand, idx, cap) -> float:
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
                 step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT",
                 ci_aware: bool = False, level: float = 0.95, target: str | None = None,
-                goal: str | None = None) -> StyleAudit:
-    """Greedy influence-ranked audit of the top-k set with ``kind`` actions, verified by exact
-    refits (see the module docstring). ``budget`` defaults to 5% of the battles; ``step_cap`` (the
-    most battles one step may act on) to 0.2% of them (at least 1)."""
+                goal: str | None = None, pair: tuple[str, str] | None = None) -> StyleAudit:
+    """Greedy influence-ranked audit of the top-k set (or, with ``pair=(A, B)``, of the claim
+    "A is ahead of B") with ``kind`` actions, verified by exact refits (see the module docstring).
+    ``budget`` defaults to 5% of the battles; ``step_cap`` (the most battles one step may act on) to
+    0.2% of them (at least 1)."""
     t0 = time.perf_counter()
     if not state.converged:
         raise NoFiniteEstimateError("the reference fit did not converge; cannot audit it")
@@ -383,7 +423,8 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     step_cap = int(max(1, np.ceil(0.002 * n_total))) if step_cap is None else int(step_cap)
     if budget < 1 or step_cap < 1:
         raise InputError("budget and step_cap must be positive numbers of battles")
-    objective = TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal)
+    objective = (PairGap(state, *pair, ci_aware=ci_aware, level=level) if pair is not None
+                 else TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal))
     f0 = objective.value(state.theta, state.hinv)
     st, used, n_refits, broken, reason = state, 0.0, 0, False, ""
     curve = [{"budget": 0.0, "predicted": f0, "refit": f0}]
@@ -448,11 +489,10 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         st = cold
         diag = Diagnostics.optimizer("cold-start refit", cold.converged, cold.gradient_norm,
                                      status="converged" if cold.converged else "failed")
-    top = np.argsort(-final_theta, kind="stable")[: objective.k]
     return StyleAudit(
         objective=objective.name, action=kind, model=model, broken=broken, verified=verified,
         budget=int(round(used)) if broken else None, budget_limit=budget, n_comparisons=n_total,
-        reference_top=objective.reference_top, final_top=[str(p) for p in state.players[top]], initial_value=f0,
+        reference_top=objective.reference_top, final_top=objective.order(final_theta, state.players), initial_value=f0,
         final_value=objective.value(final_theta, st.hinv), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
         n_refits=n_refits, seconds=time.perf_counter() - t0, diagnostics=diag, final_theta=final_theta,
     )

@@ -8,8 +8,8 @@ is fitted on the same battles; every claim is answered again on its θ:
 * **Bayesian**: the share of posterior draws of the style model (NUTS; the PyMC Laplace
   approximation with ``fast``) in which the claim holds;
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
-  add battles carrying their covariates, verified by exact refits) for ``top1``/``topk`` claims;
-  pair and order claims are not audited under style control (stated in the report).
+  add battles carrying their covariates, verified by exact refits) for ``top1``, ``topk`` and
+  ``A>B`` claims; the order claim is not evaluated under style control (stated in the report).
 
 The claim's text carries the suffix `` [style-controlled]``.
 """
@@ -96,18 +96,16 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
                 pert = {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
                             "reason": "the claim is false under style control at the point estimate"}
                         for a in ("drop", "flip", "add")}
-            elif claim.kind in ("top1", "topk"):
+            else:
                 pert = {}
+                target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
                 for action in ("drop", "flip", "add"):
                     say(f"style control: {claim.text} × {action}")
-                    a = style_audit(state, kind=action, k=claim.k, budget=budget)
+                    a = style_audit(state, kind=action, budget=budget, **target)
                     d = a.to_dict()
                     pert[action] = {"broken": bool(a.broken), "budget": a.budget, "fraction": a.fraction,
                                     "verified": bool(a.verified), "actions": d.get("actions", []),
                                     "reason": d.get("reason", "")}
-            else:
-                pert = {}
-                notes.append("pair claims are not audited under style control (the style audit covers top-k)")
         v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
                     smallest_fraction(pert), fragile_below)
         answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes))

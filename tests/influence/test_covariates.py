@@ -183,3 +183,29 @@ def test_targeted_audit(state, goal, tmp_path):
     res.to_json(tmp_path / "t.json")
     with pytest.raises(Exception, match="nothing to"):
         style_audit(state, "flip", k=2, target=target, goal="promote" if goal == "demote" else "demote")
+
+
+@pytest.mark.parametrize("kind", ["drop", "flip"])
+def test_pair_claim_audit_verified_and_tight(state, kind):
+    """"A is ahead of B" on the style-adjusted fit (2nd vs 3rd player): the verified break reverses
+    the pair on an exact refit, and one battle fewer does not."""
+    from bayesrank.influence.covariates import PairGap
+
+    order = [str(p) for p in state.players[state.ranking()]]
+    a, b = order[1], order[2]
+    res = style_audit(state, kind, pair=(a, b))
+    assert res.broken and res.verified, res.reason
+    assert res.objective == f"pair:{a}>{b}" and res.reference_top == [a, b] and res.final_top == [b, a]
+    data = state.data
+    for _, act in res.actions.iloc[:-1].iterrows():
+        data = _redo(data, act, act["count"])
+    last = res.actions.iloc[-1]
+    ia, ib = data.index_of(a), data.index_of(b)
+    full = _redo(data, last, last["count"])
+    assert StyleState.fit(full).theta[ia] < StyleState.fit(full).theta[ib]
+    if last["count"] > 1:
+        short = _redo(data, last, last["count"] - 1)
+        assert not PairGap(state, a, b).broken(StyleState.fit(short).theta)
+    validate(res.to_dict(), "style_audit")
+    with pytest.raises(Exception, match="does not hold"):
+        PairGap(state, b, a)

@@ -36,18 +36,25 @@ def battles(tmp_path_factory):
 @pytest.fixture(scope="module")
 def report(battles):
     path, _ = battles
-    return review(path, fast=True, claims=["top1", "solid>p2"], style="len_a:len_b", budget=60)
+    return review(path, fast=True, claims=["top1", "solid>p2", "p3>p4"], style="len_a:len_b", budget=60)
 
 
 def test_each_claim_sits_beside_its_style_controlled_twin(report):
     texts = [c.claim.text for c in report.claims]
-    assert texts == ["top1", "top1 [style-controlled]", "solid>p2", "solid>p2 [style-controlled]"]
+    assert texts == ["top1", "top1 [style-controlled]", "solid>p2", "solid>p2 [style-controlled]",
+                     "p3>p4", "p3>p4 [style-controlled]"]
     assert report.leaderboard["player"].iloc[0] == "verbose"  # length wins the plain leaderboard
     plain, styled = report.claims[0], report.claims[1]
     assert plain.frequentist["contrast"].startswith("verbose")
     # under style control the plain leader is not #1: the claim is false at the point estimate
     assert styled.verdict == "unsupported" and styled.frequentist["estimate"] < 0
     assert all(p["broken"] is None for p in styled.perturbation.values())
+    # pair claims are audited under style control too (row-level style audit): p3 vs p4 is close
+    # (true gap 0.1), so 60 flipped battles overturn it, each break confirmed by a cold-start refit
+    pair = report.claims[5].perturbation
+    assert set(pair) == {"drop", "flip", "add"}
+    assert pair["flip"]["broken"] and pair["flip"]["verified"] and pair["flip"]["budget"] <= 60
+    assert pair["flip"]["budget"] == sum(a["count"] for a in pair["flip"]["actions"])
     style = next(s for s in report.sections if s.key == "style")
     lb = pd.DataFrame(style.data["leaderboard"])
     assert lb.sort_values("score", ascending=False)["player"].iloc[0] == "solid"
