@@ -59,6 +59,8 @@ def run(args) -> int:
     fits = report.results["fits"]
     top = report.leaderboard.head(args.top)[["player", "rank", "rank_lower", "rank_upper", "score", "lower", "upper"]]
     for name, fit in fits.items():
+        if name in ("default", "map"):  # same intervals as the sandwich/Fisher default and Laplace rows
+            continue
         t = fit.table().set_index("player").loc[top["player"]]
         top = top.assign(**{f"{name} width": (t["upper"] - t["lower"]).to_numpy()})
     default = fits["default"]

@@ -76,11 +76,14 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> t
     if nuts is not None:
         d = nuts.diagnostics
         text.append(f"NUTS: {d.line()}.")
-        extra = d.extra
-        if "ppc_share_outside_95" in extra:
-            text.append(f"Posterior predictive check: {extra['ppc_share_outside_95']:.1%} of pairs outside their 95% "
-                        f"replicated win-rate interval; PSIS-LOO elpd {extra.get('loo_elpd', float('nan')):.1f} "
-                        f"(max Pareto k {extra.get('loo_pareto_k_max', float('nan')):.2f}).")
+        ppc, loo = d.extra.get("ppc", {}), d.extra.get("loo", {})
+        if ppc:
+            text.append(f"Posterior predictive check: {ppc['share_outside_95']:.1%} of the {ppc['n_pairs']:,} pairs "
+                        f"outside their 95% replicated win-rate interval (about 5% or fewer if the model fits).")
+        if loo:
+            text.append(f"PSIS-LOO (leave one pair out): elpd {loo['elpd']:,.1f} (SE {loo['se']:.1f}), p_loo "
+                        f"{loo['p_loo']:.1f}; max Pareto k {loo['pareto_k_max']:.2f}, {loo['n_pareto_k_gt_0.7']} pair(s) "
+                        f"above 0.7 (PSIS unreliable there).")
         data["nuts_diagnostics"] = d.to_dict()
     methods = Section("methods", "How the fit methods agree", text=text, tables=[("method agreement", agr)], data=data)
     counts = default.counts

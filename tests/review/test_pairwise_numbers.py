@@ -129,3 +129,19 @@ def test_order_claim_uses_kendall_tau_of_resampled_orders(nba_report):
     assert f["p_value"] is None and f["lower"] <= f["estimate"] <= f["upper"] <= 1
     # 30 teams with overlapping intervals: resampled orders are far from identical
     assert f["supported"] is False and f["estimate"] < 0.9
+
+
+@pytest.mark.slow
+def test_methods_section_reports_the_nuts_model_checks():
+    """The method-agreement section names the posterior predictive check and PSIS-LOO numbers of the
+    NUTS fit it holds (NBA, a short NUTS run)."""
+    from bayesrank.review.pairwise_report import review_pairwise
+
+    rep = review_pairwise(path("nba"), kind="pairwise", claims=["top1"], level=0.95, fragile_below=0.01, fast=False,
+                          seed=0, budget=10, format="auto", exclude_invalid=False, draws=300, chains=2)
+    methods = next(s for s in rep.sections if s.key == "methods")
+    extra = methods.data["nuts_diagnostics"]["extra"]
+    ppc_line = next(t for t in methods.text if t.startswith("Posterior predictive check"))
+    assert f"{extra['ppc']['share_outside_95']:.1%}" in ppc_line and f"{extra['ppc']['n_pairs']:,}" in ppc_line
+    loo_line = next(t for t in methods.text if t.startswith("PSIS-LOO"))
+    assert f"{extra['loo']['elpd']:,.1f}" in loo_line
