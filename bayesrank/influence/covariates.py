@@ -194,14 +194,10 @@ class PairGap(TopKGap):
     def __init__(self, state: StyleState, player_a: str, player_b: str, ci_aware: bool = False, level: float = 0.95):
         from statistics import NormalDist
 
-        a, b = state.data.index_of(player_a), state.data.index_of(player_b)
-        if a == b:
-            raise InputError(f"the claim {player_a}>{player_b} compares a player with itself")
-        gap = float(state.theta[a] - state.theta[b])
-        if not gap > TIE_TOL:
-            raise InputError(f"the claim {player_a!r} > {player_b!r} does not hold on the style-adjusted fit "
-                             f"(θ_A − θ_B = {gap:.4g})")
-        self.a, self.b, self.k = a, b, 1
+        from bayesrank.influence.objectives import claimed_pair
+
+        self.a, self.b = claimed_pair(state.data.index_of, state.theta, player_a, player_b, "the style-adjusted fit")
+        self.k = 1
         self.ci_aware = bool(ci_aware)
         self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
         self.reference_top = [str(player_a), str(player_b)]

@@ -297,19 +297,25 @@ class TopK(_Margin):
         return d
 
 
+def claimed_pair(index_of, theta, player_a: str, player_b: str, where: str = "the data") -> tuple[int, int]:
+    """Indices (a, b) of the claim "A is ahead of B", checked to hold at ``theta`` (an InputError
+    otherwise: a claim that is already false has nothing to overturn)."""
+    a, b = index_of(player_a), index_of(player_b)
+    if a == b:
+        raise InputError(f"the claim {player_a}>{player_b} compares a player with itself")
+    gap = float(theta[a] - theta[b])
+    if not gap > TIE_TOL:
+        raise InputError(f"the claim {player_a!r} > {player_b!r} does not hold on {where} "
+                         f"(θ_A − θ_B = {gap:.4g}); audit '{player_b}>{player_a}' instead")
+    return a, b
+
+
 class PairMargin(_Margin):
     """The claim "A is ahead of B": ``f = θ_A − θ_B`` (+ ``z·sd(θ_A − θ_B)`` CI-aware), broken
     when A is no longer ahead (CI-aware: when B is *significantly* ahead of A)."""
 
     def __init__(self, state: BTState, player_a: str, player_b: str, ci_aware: bool = False, z: float = Z95):
-        a, b = state.counts.index_of(player_a), state.counts.index_of(player_b)
-        if a == b:
-            raise InputError(f"the claim {player_a}>{player_b} compares a player with itself")
-        gap = float(state.theta[a] - state.theta[b])
-        if not gap > TIE_TOL:
-            raise InputError(f"the claim {player_a!r} > {player_b!r} does not hold on the data "
-                             f"(θ_A − θ_B = {gap:.4g}); audit '{player_b}>{player_a}' instead")
-        self.a, self.b = a, b
+        self.a, self.b = a, b = claimed_pair(state.counts.index_of, state.theta, player_a, player_b)
         self.player_a, self.player_b = str(player_a), str(player_b)
         self.u = np.zeros(state.n_players)
         self.u[a], self.u[b] = 1.0, -1.0
