@@ -166,11 +166,7 @@ class GridAnalysis(Result):
                          f"of {r.orderings_info['n_possible_strict']} strict")
             lines.append(r.pairs_table().to_string(index=False))
             for a in r.anovas:
-                att = a.attribution
-                lines.append(f"  ANOVA {a.name} ({' x '.join(a.factors)}"
-                             + (f" + blocks {', '.join(a.blocks)}" if a.blocks else "") + f"): player {att['player']:.1%}, "
-                             f"execution main {att['execution_main']:.1%}, interactions {att['interactions']:.1%}, "
-                             f"residual {att['residual']:.1%}; residual = {a.residual_holds}")
+                lines.append(f"  {a.shares_line()}; residual = {a.residual_holds}")
         if self.paired is not None:
             lines += ["", self.paired.summary()]
         if self.excluded.total:

@@ -68,6 +68,13 @@ class AnovaAnalysis:
     identifiable: list[str]
     not_tested: list[str] = field(default_factory=list)
 
+    def shares_line(self) -> str:
+        """One line: the analysis, its factors and blocks, and the shares of the sum of squares."""
+        att = self.attribution
+        return (f"ANOVA {self.name} ({' x '.join(self.factors)}" + (f" + blocks {', '.join(self.blocks)}" if self.blocks else "")
+                + f"): player {att['player']:.1%}, execution main {att['execution_main']:.1%}, "
+                  f"interactions {att['interactions']:.1%}, residual {att['residual']:.1%}")
+
     def to_dict(self) -> dict:
         t = self.table
         return {"name": self.name, "role": self.role, "factors": self.factors, "blocks": self.blocks,

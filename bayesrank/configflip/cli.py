@@ -107,11 +107,7 @@ def _run_configflip(args) -> int:
                                                 f"{r.orderings_info['n_reachable']} orderings reached of "
                                                 f"{r.orderings_info['n_possible_strict']} strict)"))
         for a in r.anovas:
-            att = a.attribution
-            out.print(f"  ANOVA [bold]{escape(a.name)}[/] ({' x '.join(a.factors)}"
-                      + (f" + {', '.join(a.blocks)}" if a.blocks else "") + f"): player {att['player']:.1%}, "
-                      f"execution main {att['execution_main']:.1%}, interactions {att['interactions']:.1%}, "
-                      f"residual {att['residual']:.1%}")
+            out.print(f"  {escape(a.shares_line())}")
             out.print(f"    residual = {escape(a.residual_holds)}")
             if args.verbose:
                 out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
