@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import time
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
+from bayesrank.cli_args import (
+    add_data_args,
+    add_output_args,
+    report_diagnostics,
+    write_outputs,
+)
+from bayesrank.data.formats import FORMATS
 from bayesrank.errors import InputError
 
-#: ``bayesrank.data.readers.FORMATS`` (kept literal so ``--help`` imports no pandas; a test checks they agree)
-FORMATS = ("canonical", "battles", "arena_counts", "onehot", "llmfao", "alpaca_eval", "tennis", "scores")
 METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
 TIES = ("auto", "half", "drop", "davidson")
 
@@ -53,7 +57,9 @@ def register(sub) -> None:
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
     p.add_argument("--top", type=int, default=None, help="print only the top N rows")
     add_output_args(p)
-    from bayesrank.bt.style_cli import add_style_args  # standard library only at module level
+    from bayesrank.bt.style_cli import (
+        add_style_args,  # standard library only at module level
+    )
 
     add_style_args(p)  # --style, --reweight, --min-pair-count (battle-level model: bayesrank.bt.style)
     p.set_defaults(func=run)

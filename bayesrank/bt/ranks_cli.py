@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import time
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
+from bayesrank.cli_args import (
+    add_data_args,
+    add_output_args,
+    report_diagnostics,
+    write_outputs,
+)
+from bayesrank.data.formats import FORMATS
 from bayesrank.errors import InputError
 
-#: the input formats of ``bayesrank.data.readers`` (literal so that ``--help`` imports no pandas)
-FORMATS = ("canonical", "battles", "arena_counts", "onehot", "llmfao", "alpaca_eval", "tennis", "scores")
 METHODS = ("bootstrap", "mle", "laplace", "nuts")
 TIES = ("auto", "half", "drop", "davidson")
 

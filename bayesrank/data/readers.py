@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.formats import (
+    FORMATS,  # one list, shared with the command-line parsers
+)
 from bayesrank.errors import ExclusionLog, InputError
-
-FORMATS = ("canonical", "battles", "arena_counts", "onehot", "llmfao", "alpaca_eval", "tennis", "scores")
 
 _SIGNATURES = [  # (format, required columns) checked in order
     ("onehot", {"model_a", "model_b", "winner_model_a", "winner_model_b", "winner_tie"}),

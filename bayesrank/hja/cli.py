@@ -6,11 +6,15 @@ speed); the readers, the estimator and the console are imported inside :func:`ru
 
 from __future__ import annotations
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
+from bayesrank.cli_args import (
+    add_data_args,
+    add_output_args,
+    report_diagnostics,
+    write_outputs,
+)
+from bayesrank.data.formats import FORMATS
 from bayesrank.errors import InputError
 
-#: ``bayesrank.data.readers.FORMATS`` (literal so ``--help`` imports no pandas)
-FORMATS = ("canonical", "battles", "arena_counts", "onehot", "llmfao", "alpaca_eval", "tennis", "scores")
 #: bundled multi-judge panels (``bayesrank.hja.datasets.load_panel``)
 PANELS = ("llmfao", "alpaca_eval")
 
