@@ -54,6 +54,7 @@ from bayesrank.influence.actions import Candidates
 from bayesrank.influence.state import BTState
 
 Z95 = 1.959963984540054
+TAU_THRESHOLD = 0.9  # the order claim / R_τ: broken when Kendall τ to the reference falls to ≤ 0.9
 TIE_TOL = 1e-9  # a margin within ±1e-9 logits is an exact tie (e.g. symmetric data), not a rank change
 NEWTON_POINT = {"1sN": 2, "1sN-plain": 0}  # CI objectives: chord sweeps after the Newton step
 
@@ -382,7 +383,7 @@ def top1_gap(state: BTState) -> ThetaContrast:
 class SmoothTau(Objective):
     """tanh surrogate of Kendall's τ against the reference ranking (see module docstring)."""
 
-    def __init__(self, state: BTState, temperature: float | None = None, threshold: float = 0.9):
+    def __init__(self, state: BTState, temperature: float | None = None, threshold: float = TAU_THRESHOLD):
         self.reference = state.theta.copy()
         srt = np.sort(state.theta)
         self.temperature = float(temperature) if temperature else float(np.median(np.diff(srt)))
@@ -584,7 +585,7 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
         return TopK(state, k, target, goal, ci_aware, z)
     if spec in ("tau", "order"):
-        return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", 0.9))
+        return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", TAU_THRESHOLD))
     if spec.startswith("ci-player:"):
         name = spec.split(":", 1)[1]
         return CIObjective(state, name, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))

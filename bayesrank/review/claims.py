@@ -8,7 +8,7 @@ claim           holds when (margin > 0)                                         
 ``top1``        the current leader X is ahead of everyone: min_b (θ_X − θ_b)             ``top1``
 ``topk:K``      the current top-K set S stays the top K: min_{a∈S, b∉S} (θ_a − θ_b)      ``topk:K``
 ``A>B``         θ_A − θ_B                                                              ``pair:A>B``
-``order``       Kendall τ between the refitted and the reported order ≥ 0.9             ``tau``
+``order``       Kendall τ between the refitted and the reported order > 0.9             ``tau``
 ==============  =====================================================================  ===============
 
 Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Confidence records: ``verbal-better``
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from bayesrank.data.claims import split_pair_claim
 from bayesrank.errors import InputError
+from bayesrank.influence.objectives import TAU_THRESHOLD  # one threshold for the claim and the τ audit
 
-TAU_THRESHOLD = 0.9
 KINDS = ("pairwise", "judges", "grid", "confidence")
 
 

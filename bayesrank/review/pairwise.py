@@ -12,7 +12,7 @@ intersection–union test, so no multiplicity correction is needed), with p-valu
 ``max_ab min(1, 2Φ(−est_ab/sd_ab))``; the reported estimate and interval are those of the weakest
 contrast. The Bayesian answer is the share of posterior draws in which the claim holds.
 The ``order`` claim compares each refitted/drawn order with the reported one by Kendall τ and
-holds when τ ≥ 0.9.
+holds when τ > 0.9 (the τ audit breaks it at τ ≤ 0.9: one boundary).
 """
 
 from __future__ import annotations
@@ -133,11 +133,11 @@ def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
         "upper": iv["default"][1],
         "p_value": None,
         "interval": f"{default.interval}: Kendall τ of 400 Gaussian draws vs the reported order",
-        "contrast": f"Kendall τ ≥ {TAU_THRESHOLD}",
+        "contrast": f"Kendall τ > {TAU_THRESHOLD}",
         "n_contrasts": k * (k - 1) // 2,
-        "supported": bool(iv["default"][0] >= TAU_THRESHOLD),
+        "supported": bool(iv["default"][0] > TAU_THRESHOLD),
         "intervals": {n: v for n, v in iv.items() if n != "default"},
-        "supported_by": {n: bool(v[0] >= TAU_THRESHOLD) for n, v in iv.items() if n != "default"},
+        "supported_by": {n: bool(v[0] > TAU_THRESHOLD) for n, v in iv.items() if n != "default"},
     }
 
 
@@ -146,7 +146,7 @@ def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
     k = len(bayes_fit.players)
     draws = bayes_fit.draws[:, :k]
     if claim.kind == "order":
-        hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) >= TAU_THRESHOLD
+        hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) > TAU_THRESHOLD
     else:
         hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference)) > 0
     return {"probability": float(np.mean(hold)), "method": bayes_fit.method, "n_draws": int(len(hold))}
@@ -160,10 +160,15 @@ def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None, seed:
     from bayesrank.influence import audit
 
     if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
-        return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
-                    "reason": "the claim is false at the point estimate"} for a in actions}
+        return not_audited("the claim is false at the point estimate", actions)
     report = audit(state, objective=claim.objective, actions=actions, budget=budget, seed=seed)
     return {action: report.audits[action].to_dict() for action in actions}
+
+
+def not_audited(reason: str, actions=ACTIONS) -> dict:
+    """The perturbation entries of a claim that is not audited (e.g. false at the point estimate)."""
+    return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [], "reason": reason}
+            for a in actions}
 
 
 def smallest_fraction(perturbation: dict) -> float | None:

@@ -8,8 +8,11 @@ is fitted on the same battles; every claim is answered again on its θ:
 * **Bayesian**: the share of posterior draws of the style model (NUTS; the PyMC Laplace
   approximation with ``fast``) in which the claim holds;
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
-  add battles carrying their covariates, verified by exact refits) for ``top1``, ``topk`` and
-  ``A>B`` claims; the order claim is not evaluated under style control (stated in the report).
+  add battles carrying their covariates, verified by exact refits) of the claim's objective.
+
+The ``order`` claim asks whether the *reported* (plain) order survives style control: Kendall τ-b
+between the style-controlled θ (Gaussian draws from its covariance; posterior draws) and the plain
+point estimate's order, holding when τ > 0.9; its audit is the τ objective against that order.
 
 The claim's text carries the suffix `` [style-controlled]``.
 """
@@ -18,12 +21,21 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
-from bayesrank.review.claims import Claim
-from bayesrank.review.pairwise import claim_contrasts, contrast_table, margins, smallest_fraction
+from bayesrank.review.claims import TAU_THRESHOLD, Claim
+from bayesrank.review.pairwise import (
+    ACTIONS,
+    claim_contrasts,
+    contrast_table,
+    kendall_to_reference,
+    margins,
+    not_audited,
+    smallest_fraction,
+)
 from bayesrank.review.report import Section
 from bayesrank.review.verdict import verdict
 
@@ -51,12 +63,57 @@ def _pairs_by_name(claim, reference_players, reference_theta, players) -> list[t
     return out
 
 
+def _reference_scores(players, reference_players, reference_theta) -> np.ndarray:
+    """The plain fit's scores in the order of the style fit's ``players`` (the same players)."""
+    index = {str(p): i for i, p in enumerate(reference_players)}
+    missing = [str(p) for p in players if str(p) not in index]
+    if missing or len(players) != len(reference_players):
+        raise InputError(f"the order claim needs the same players with and without style control; "
+                         f"differ: {missing or sorted(set(map(str, reference_players)) - set(map(str, players)))}")
+    return np.array([reference_theta[index[str(p)]] for p in players], dtype=float)
+
+
+def _order_claim(mle, bayes, state, reference_players, reference_theta, ci, level, seed, budget, say):
+    """(frequentist, Bayesian, perturbation) answers of the order claim under style control."""
+    k = len(mle.players)
+    ref = _reference_scores(mle.players, reference_players, reference_theta)
+    q = (1 - level) / 2
+    rng = np.random.default_rng(seed)
+    g = rng.multivariate_normal(mle.score, mle.cov[:k, :k], size=400, method="eigh")
+    taus = kendall_to_reference(g, ref)
+    lo, hi = float(np.quantile(taus, q)), float(np.quantile(taus, 1 - q))
+    freq = {"estimate": float(np.mean(taus)), "lower": lo, "upper": hi, "p_value": None,
+            "interval": f"{ci} (style-controlled): Kendall τ of 400 Gaussian draws vs the reported order",
+            "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": k * (k - 1) // 2,
+            "supported": bool(lo > TAU_THRESHOLD)}
+    draws = bayes.draws[:, :k]
+    hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], ref) > TAU_THRESHOLD
+    bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
+    at_point = float(kendall_to_reference(mle.score[None, :], ref)[0])
+    if not at_point > TAU_THRESHOLD:
+        return freq, bay, not_audited(f"the claim is false under style control at the point estimate "
+                                      f"(Kendall τ = {at_point:.3f})")
+    return freq, bay, _audits(state, budget, say, "order", objective="tau", reference=ref, tau_threshold=TAU_THRESHOLD)
+
+
+def _audits(state, budget, say, label: str, **objective) -> dict:
+    """The style audit of one claim's objective with each action (the perturbation answer)."""
+    from bayesrank.influence.covariates import style_audit
+
+    out = {}
+    for action in ACTIONS:
+        say(f"style control: {label} × {action}")
+        d = style_audit(state, kind=action, budget=budget, **objective).to_dict()
+        out[action] = {k: d[k] for k in ("broken", "budget", "fraction", "verified", "actions", "reason")}
+    return out
+
+
 def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float, z: float,
                  fragile_below: float, fast: bool, seed: int, budget=None, progress=None):
     """(answers, sections, diagnostics parts) under style control. The claims are about the players
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1."""
     from bayesrank.bt.style import StyleBT
-    from bayesrank.influence.covariates import StyleState, style_audit
+    from bayesrank.influence.covariates import StyleState
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
@@ -72,11 +129,8 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
         styled = Claim(claim.text + SUFFIX, claim.kind, k=claim.k, a=claim.a, b=claim.b)
         notes = []
         if claim.kind == "order":
-            freq = {"estimate": None, "lower": None, "upper": None, "p_value": None, "supported": False,
-                    "interval": "not computed under style control"}
-            notes.append("the order claim is not evaluated under style control")
-            pert = {}
-            bay = None
+            freq, bay, pert = _order_claim(mle, bayes, state, reference_players, reference_theta, ci, level, seed,
+                                           budget, say)
         else:
             pairs = _pairs_by_name(claim, reference_players, reference_theta, mle.players)
             if pairs is None:
@@ -93,19 +147,10 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
             bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
             holds_at_point = bool(margins(mle.score[None, :], pairs)[0] > 0)
             if not holds_at_point:
-                pert = {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [],
-                            "reason": "the claim is false under style control at the point estimate"}
-                        for a in ("drop", "flip", "add")}
+                pert = not_audited("the claim is false under style control at the point estimate")
             else:
-                pert = {}
                 target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
-                for action in ("drop", "flip", "add"):
-                    say(f"style control: {claim.text} × {action}")
-                    a = style_audit(state, kind=action, budget=budget, **target)
-                    d = a.to_dict()
-                    pert[action] = {"broken": bool(a.broken), "budget": a.budget, "fraction": a.fraction,
-                                    "verified": bool(a.verified), "actions": d.get("actions", []),
-                                    "reason": d.get("reason", "")}
+                pert = _audits(state, budget, say, claim.text, **target)
         v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
                     smallest_fraction(pert), fragile_below)
         answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes))
