@@ -37,22 +37,41 @@ def parse_actions(actions) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def default_ci_mode(kind: str, ci_mode: str | None = None) -> str:
+    """The CI objectives' direction for an action type: ``ci_mode`` when given, else ``reduce`` for
+    adds (constructive: more data narrows the CIs) and ``inflate`` (the attack) for drop and flip."""
+    return ci_mode or ("reduce" if kind.startswith("add") else "inflate")
+
+
+def check_ci_aware(ci_aware: bool, obj, objective: str) -> None:
+    """``--ci-aware`` only for objectives that have a significance mode (top-k and pair claims)."""
+    if ci_aware and not getattr(obj, "ci_aware", False):
+        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
+
+
+def read_input(data, data_format: str = "auto", exclude_invalid: bool = False):
+    """A file path, bundled dataset name or DataFrame read as
+    :class:`~bayesrank.data.comparisons.Comparisons`; anything else is returned as is."""
+    if not isinstance(data, (str, Path, pd.DataFrame)):
+        return data
+    from bayesrank.data.readers import read_comparisons
+    from bayesrank.datasets import resolve
+
+    src = data if isinstance(data, pd.DataFrame) else resolve(data)
+    return read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise")
+
+
 def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
                data_format: str = "auto", exclude_invalid: bool = False) -> tuple[BTState, dict]:
     """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring)."""
     from bayesrank.data.aggregate import PairCounts, finite_core
     from bayesrank.data.comparisons import Comparisons
-    from bayesrank.data.readers import read_comparisons
 
     if isinstance(data, BTState):
         if min_matches is not None:
             raise InputError("min_matches needs comparisons, not an already fitted state")
         return data, {"total": 0, "by_reason": {}}
-    if isinstance(data, (str, Path, pd.DataFrame)):
-        from bayesrank.datasets import resolve
-
-        src = data if isinstance(data, pd.DataFrame) else resolve(data)
-        data = read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise")
+    data = read_input(data, data_format, exclude_invalid)
     if isinstance(data, Comparisons):
         if min_matches is not None:
             data = finite_core(data, min_matches=min_matches, ties=ties)
@@ -95,13 +114,12 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     match_actions = [a for a in acts if a in ACTION_TYPES]
 
     def make(kind):
-        mode = ci_mode or ("reduce" if kind.startswith("add") else "inflate")
         return parse_objective(objective, state, ci_aware=ci_aware, target=target, goal=goal, level=level,
-                               tau_threshold=tau_threshold, ci_mode=mode, ci_ratio=ci_ratio)
+                               tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode),
+                               ci_ratio=ci_ratio)
 
     main_obj = make(match_actions[0] if match_actions else "drop")  # validates objective/target first
-    if ci_aware and not main_obj.ci_aware:
-        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
+    check_ci_aware(ci_aware, main_obj, objective)
     jobs = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:
         for name in (R_TOP1, R_TAU, R_CI):

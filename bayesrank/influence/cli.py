@@ -4,13 +4,19 @@
         [--actions drop,flip,add,add_pairs,add_sampled,add_weighted,remove-player] [--ci-aware --level L]
         [--target NAME --goal promote|demote] [--budget N] [--robustness] [--certify S]
         [--seed N] [--json PATH] [--plots DIR]
+    bayesrank audit DATA --style A_COL:B_COL[,...] [--style-transform T] [--style-standardize S]
+        [--actions drop,flip,add] [same objective, budget, CI and output flags]
 
-The audit itself is :func:`bayesrank.influence.audit`; this module parses, prints and writes.
+The audit itself is :func:`bayesrank.influence.audit` (with ``--style``: the style-controlled BT,
+:func:`bayesrank.influence.covariates.audit_report`); this module parses, prints and writes.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.errors import InputError
 
 ACTIONS_HELP = (
     "comma list of: drop; flip; add (all_outcomes: the actor picks the winner); add_pairs (all_pairs: the "
@@ -45,6 +51,9 @@ def register(subparsers) -> None:
     p.add_argument("--certify", type=int, default=None, metavar="S",
                    help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     add_output_args(p, level=True, seed=True, plots=True)
+    from bayesrank.bt.style_cli import add_style_args  # standard library only at module level
+
+    add_style_args(p)  # the flags of `bayesrank fit --style`: with --style the style-controlled BT is audited
     p.set_defaults(func=run)
 
 
@@ -59,41 +68,80 @@ def single_blas_thread():
     return threadpool_limits(1)
 
 
-def run(args) -> int:
-    import pandas as pd
+@contextlib.contextmanager
+def audit_progress(out):
+    """One BLAS thread and a transient progress bar; yields ``progress(done, total, label)``."""
     from rich.progress import Progress
 
-    from bayesrank.influence.api import audit
-    from bayesrank.report import console, rich_table
-
-    out = console()
     with single_blas_thread(), Progress(console=out, transient=True) as prog:
         task = prog.add_task("auditing", total=None)
 
         def progress(done, total, label):
             prog.update(task, completed=done, total=total, description=label)
 
+        yield progress
+
+
+def print_report(out, report, shown) -> None:
+    """Exclusions, headline, diagnostics, the per-action table ``shown`` and each audit's first
+    actions (or why it did not break) — the same for the plain and the style-controlled report."""
+    from bayesrank.report import rich_table
+
+    if report.exclusions.get("total"):
+        out.print(f"[yellow]{report.exclusions['total']} rows excluded: {report.exclusions['by_reason']}[/]")
+    out.print(report.headline())
+    report_diagnostics(out, report.diagnostics)
+    if not len(shown):
+        return
+    out.print(rich_table(shown, title="actions needed to break the objective (verified by exact refit)",
+                         floatfmt="{:.4g}"))
+    for action, res in report.audits.items():
+        if res.broken:
+            out.print(rich_table(res.actions.head(10), title=f"{action}: actions (first 10 steps)", floatfmt="{:.4g}"))
+        else:
+            out.print(f"{action}: {res.reason}")
+
+
+def style_flag_errors(args) -> None:
+    """One-line InputErrors for flags the style-controlled audit does not have."""
+    for flag, given, why in (
+            ("--reweight", args.reweight, "the audit would hold the inverse-propensity weights fixed while it "
+                                          "drops or adds battles"),
+            ("--style-cluster", args.style_cluster, "clusters only change the sandwich and bootstrap intervals of "
+                                                    "`bayesrank fit`; the audit uses the Fisher H^-1")):
+        if given:
+            raise InputError(f"{flag} is not supported by `bayesrank audit` ({why})")
+    if args.style is None:
+        return
+    given = [flag for flag, on in (("--robustness", args.robustness), ("--certify", args.certify is not None),
+                                   ("--min-matches", args.min_matches is not None)) if on]
+    if given:
+        raise InputError(f"{', '.join(given)} not available with --style (the style-controlled audit runs the "
+                         "objective's audit per action: drop, flip, add)")
+
+
+def run(args) -> int:
+    from bayesrank.report import console
+
+    style_flag_errors(args)
+    if args.style is not None:
+        return run_style(args)
+    import pandas as pd
+
+    from bayesrank.influence.api import audit
+    from bayesrank.report import rich_table
+
+    out = console()
+    with audit_progress(out) as progress:
         report = audit(args.data, args.objective, args.actions, ci_aware=args.ci_aware, level=args.level,
                        target=args.target, goal=args.goal, budget=args.budget, ties=args.ties, ridge=args.ridge,
                        ci_mode=args.ci_mode, ci_ratio=args.ci_ratio, tau_threshold=args.tau_threshold,
                        robustness=args.robustness, certify=args.certify, min_matches=args.min_matches,
                        data_format=args.format, exclude_invalid=args.exclude_invalid, seed=args.seed,
                        progress=progress)
-    if report.exclusions.get("total"):
-        out.print(f"[yellow]{report.exclusions['total']} rows excluded: {report.exclusions['by_reason']}[/]")
-    out.print(report.headline())
-    report_diagnostics(out, report.diagnostics)
     frame = report.table()
-    if len(frame):
-        shown = frame.drop(columns=["reason"] + [c for c in ("certified_minimum", "lower_bound")
-                                                  if frame[c].isna().all()])
-        out.print(rich_table(shown, title="actions needed to break the objective (verified by exact refit)",
-                             floatfmt="{:.4g}"))
-        for action, res in report.audits.items():
-            if res.broken:
-                out.print(rich_table(res.actions.head(10), title=f"{action}: actions (first 10 steps)", floatfmt="{:.4g}"))
-            else:
-                out.print(f"{action}: {res.reason}")
+    print_report(out, report, frame.drop(columns=["reason"] + [c for c in ("certified_minimum", "lower_bound")
+                                                               if frame[c].isna().all()]))
     if report.player_removal is not None:
         rp = report.player_removal_dict()
         tb = pd.DataFrame(rp["table"]).sort_values("displaced", ascending=False).head(10)
@@ -115,4 +163,23 @@ def run(args) -> int:
     if args.json:
         report.to_json(args.json)
         out.print(f"wrote {args.json}")
+    return 0
+
+
+def run_style(args) -> int:
+    """``bayesrank audit DATA --style ...``: the style-controlled BT's audit of the objective per action."""
+    from bayesrank.cli_args import write_outputs
+    from bayesrank.influence.covariates import audit_report
+    from bayesrank.report import console
+
+    out = console()
+    with audit_progress(out) as progress:
+        report = audit_report(args.data, args.style, args.objective, args.actions, ci_aware=args.ci_aware,
+                              level=args.level, target=args.target, goal=args.goal, budget=args.budget,
+                              ties=args.ties, ridge=args.ridge, transform=args.style_transform,
+                              standardize=args.style_standardize, ci_mode=args.ci_mode, ci_ratio=args.ci_ratio,
+                              tau_threshold=args.tau_threshold, data_format=args.format,
+                              exclude_invalid=args.exclude_invalid, progress=progress)
+    print_report(out, report, report.table().drop(columns=["reason"]))
+    write_outputs(out, report, args, {"style_audit.png": report.plot})
     return 0

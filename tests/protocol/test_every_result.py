@@ -54,6 +54,14 @@ def _style_audit():
     return style_audit(StyleState.fit(battle_data(frame, "s0_a:s0_b")), kind="flip", k=1)
 
 
+def _style_audit_report():
+    from bayesrank.bt.style import simulate_style_battles
+    from bayesrank.influence.covariates import audit_report
+
+    frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
+    return audit_report(frame, style="s0_a:s0_b", objective="top1", actions=("drop", "flip"))
+
+
 def _hja():
     from bayesrank.hja import HJA
 
@@ -88,7 +96,8 @@ def _review():
 
 
 BUILDERS = {"LeaderboardFit (mle)": _bt_fit, "LeaderboardFit (bootstrap)": _bootstrap, "RankAnalysis": _ranks,
-            "AuditReport": _audit, "StyleFit": _style, "StyleAudit": _style_audit, "HJAFit": _hja,
+            "AuditReport": _audit, "StyleFit": _style, "StyleAudit": _style_audit,
+            "StyleAuditReport": _style_audit_report, "HJAFit": _hja,
             "CalibrationReport": _calibration, "GridAnalysis": _grid, "ReviewReport": _review}
 
 
@@ -126,6 +135,7 @@ def test_every_result_class_is_covered():
     import bayesrank.configflip.posterior  # noqa: F401
     import bayesrank.hja.model  # noqa: F401
     import bayesrank.influence.covariates  # noqa: F401
+    import bayesrank.influence.covariates.report  # noqa: F401
     import bayesrank.influence.result  # noqa: F401
     import bayesrank.review.report  # noqa: F401
 

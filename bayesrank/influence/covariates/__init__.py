@@ -14,4 +14,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "StyleObjective": "objectives", "TopKGap": "objectives", "PairGap": "objectives", "StyleTau": "objectives",
     "StyleVariance": "objectives", "style_objective": "objectives",
     "StyleAudit": "audit", "style_audit": "audit", "row_influence": "audit",
+    "StyleAuditReport": "report", "audit_report": "report", "load_style_state": "report",
 })
