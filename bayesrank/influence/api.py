@@ -107,7 +107,14 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     from bayesrank.influence.greedy import greedy_audit
     from bayesrank.influence.objectives import parse_objective
     from bayesrank.influence.players import player_removal
-    from bayesrank.influence.robustness import R_CI, R_TAU, R_TOP1, applies, canonical_objective, score_of
+    from bayesrank.influence.robustness import (
+        R_CI,
+        R_TAU,
+        R_TOP1,
+        applies,
+        canonical_objective,
+        score_of,
+    )
 
     acts = parse_actions(actions)
     state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid)

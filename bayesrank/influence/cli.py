@@ -51,7 +51,9 @@ def register(subparsers) -> None:
     p.add_argument("--certify", type=int, default=None, metavar="S",
                    help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     add_output_args(p, level=True, seed=True, plots=True)
-    from bayesrank.bt.style_cli import add_style_args  # standard library only at module level
+    from bayesrank.bt.style_cli import (
+        add_style_args,  # standard library only at module level
+    )
 
     add_style_args(p)  # the flags of `bayesrank fit --style`: with --style the style-controlled BT is audited
     p.set_defaults(func=run)
@@ -62,8 +64,6 @@ def single_blas_thread():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # optional
-        import contextlib
-
         return contextlib.nullcontext()
     return threadpool_limits(1)
 
@@ -104,13 +104,12 @@ def print_report(out, report, shown) -> None:
 
 def style_flag_errors(args) -> None:
     """One-line InputErrors for flags the style-controlled audit does not have."""
-    for flag, given, why in (
-            ("--reweight", args.reweight, "the audit would hold the inverse-propensity weights fixed while it "
-                                          "drops or adds battles"),
-            ("--style-cluster", args.style_cluster, "clusters only change the sandwich and bootstrap intervals of "
-                                                    "`bayesrank fit`; the audit uses the Fisher H^-1")):
+    why = {"--reweight": "the audit would hold the inverse-propensity weights fixed while it drops or adds battles",
+           "--style-cluster": "clusters only change the sandwich and bootstrap intervals of `bayesrank fit`; the "
+                              "audit uses the Fisher H^-1"}
+    for flag, given in (("--reweight", args.reweight), ("--style-cluster", args.style_cluster)):
         if given:
-            raise InputError(f"{flag} is not supported by `bayesrank audit` ({why})")
+            raise InputError(f"{flag} is not supported by `bayesrank audit` ({why[flag]})")
     if args.style is None:
         return
     given = [flag for flag, on in (("--robustness", args.robustness), ("--certify", args.certify is not None),
