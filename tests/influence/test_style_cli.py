@@ -99,6 +99,7 @@ class Battles:
         pad = np.vstack([np.zeros(k - 1), np.eye(k - 1)])  # θ_full = pad @ γ (θ_0 = 0)
         centre = np.eye(k) - 1.0 / k
         t = centre @ pad
+        self.beta = fit.params[k - 1:]
         return t @ fit.params[: k - 1], t @ np.asarray(fit.cov_params())[: k - 1, : k - 1] @ t.T
 
     def leader(self):
@@ -118,6 +119,16 @@ def test_cli_json_equals_the_api_audit_per_action(top1, battles):
             assert cli[key] == api[key], (kind, key)
         assert cli["actions"] == api["actions"], kind
         assert cli["budget_limit"] == int(np.ceil(0.05 * n_rows))  # default budget: 5% of the battles
+
+
+def test_reference_fit_matches_statsmodels(top1, battles):
+    """Leader, runner-up and β̂ of the JSON are statsmodels' GLM on the raw CSV."""
+    ref = Battles(battles)
+    theta, _ = ref.glm()
+    order = ref.players[np.argsort(-theta)]
+    assert [top1["leader"], top1["runner_up"]] == list(order[:2])
+    assert [c["feature"] for c in top1["style_coefficients"]] == ["s0", "s1"]
+    np.testing.assert_allclose([c["coef"] for c in top1["style_coefficients"]], ref.beta, atol=1e-7)
 
 
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
@@ -194,6 +205,19 @@ def test_bad_input_exits_2_with_one_line(battles, capsys, flags, named):
     assert main(["audit", str(battles), *flags]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and named in err[0], err
+
+
+def test_no_finite_estimate_exits_3_with_advice(battles, tmp_path, capsys):
+    """A player who never loses has θ → +∞ whatever β is: exit 3 and a message that says what to try."""
+    raw = pd.read_csv(battles)
+    wins_of = np.where(raw["outcome"] == "a", raw["model_a"], np.where(raw["outcome"] == "b", raw["model_b"], ""))
+    keep = ~(((raw["model_a"] == "p02") | (raw["model_b"] == "p02")) & (wins_of != "p02"))
+    csv = tmp_path / "unbeaten.csv"
+    raw[keep].to_csv(csv, index=False)
+    assert main(["audit", str(csv), "--style", STYLE]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no finite maximum-likelihood estimate" in err[0] and "ridge" in err[0], err
+    assert main(["audit", str(csv), "--style", STYLE, "--ridge", "0.1", "--actions", "flip"]) == 0
 
 
 def test_help_lists_style(capsys):

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
@@ -45,29 +44,15 @@ class StyleAuditReport(Result):
         return self.audits[action]
 
     @property
-    def n_players(self) -> int:
-        return self.state.n_players
+    def ranked_players(self) -> list[str]:
+        """The players by style-adjusted score θ̂, best first."""
+        return [str(p) for p in self.state.players[self.state.ranking()]]
 
     @property
-    def n_comparisons(self) -> float:
-        return self.state.data.n_comparisons
-
-    @property
-    def features(self) -> list[str]:
-        return [str(f) for f in self.state.data.features]
-
-    @property
-    def coef(self) -> np.ndarray:
-        """β̂: logit per SD of each (transformed) feature difference."""
-        return self.state.params[self.n_players:]
-
-    @property
-    def leader(self) -> str:
-        return str(self.state.players[self.state.ranking()[0]])
-
-    @property
-    def runner_up(self) -> str:
-        return str(self.state.players[self.state.ranking()[1]])
+    def style_coefficients(self) -> pd.Series:
+        """β̂ by feature: logit per SD of each (transformed) feature difference."""
+        d = self.state.data
+        return pd.Series(self.state.params[d.n_players:], index=[str(f) for f in d.features], name="coef")
 
     @property
     def diagnostics(self) -> Diagnostics:
@@ -90,10 +75,11 @@ class StyleAuditReport(Result):
         return df
 
     def headline(self) -> str:
-        beta = ", ".join(f"{f} {b:+.3f}" for f, b in zip(self.features, self.coef))
+        beta = ", ".join(f"{f} {b:+.3f}" for f, b in self.style_coefficients.items())
         ci = self.settings.get("ci_aware")
-        return (f"{self.n_players} players, {self.n_comparisons:g} battles; {MODEL} (β̂ per SD: {beta}); "
-                f"leader {self.leader!r}, runner-up {self.runner_up!r} (style-adjusted); objective {self.objective}"
+        first, second = self.ranked_players[:2]
+        return (f"{self.state.n_players} players, {self.state.data.n_comparisons:g} battles; {MODEL} (β̂ per SD: "
+                f"{beta}); leader {first!r}, runner-up {second!r} (style-adjusted); objective {self.objective}"
                 + (f" (CI-aware: a reversal counts when significant at level {self.settings.get('level')}, "
                    "pairwise contrast with H^-1)" if ci else ""))
 
@@ -106,9 +92,10 @@ class StyleAuditReport(Result):
 
     def to_dict(self) -> dict:
         return {
-            **self._envelope(), "objective": self.objective, "model": MODEL, "n_players": self.n_players,
-            "n_comparisons": self.n_comparisons, "leader": self.leader, "runner_up": self.runner_up,
-            "style_coefficients": [{"feature": f, "coef": float(b)} for f, b in zip(self.features, self.coef)],
+            **self._envelope(), "objective": self.objective, "model": MODEL, "n_players": self.state.n_players,
+            "n_comparisons": self.state.data.n_comparisons, "leader": self.ranked_players[0],
+            "runner_up": self.ranked_players[1],
+            "style_coefficients": [{"feature": f, "coef": float(b)} for f, b in self.style_coefficients.items()],
             "settings": self.settings, "exclusions": self.exclusions,
             "audits": {a: r.to_dict() for a, r in self.audits.items()},
         }
@@ -145,8 +132,9 @@ def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
                      data_format: str = "auto", exclude_invalid: bool = False) -> StyleState:
     """The fitted style-controlled BT of ``data``: a :class:`StyleState` (reused as is), a
     :class:`~bayesrank.bt.style.BattleData`, or comparisons / a DataFrame / a path / a bundled name
-    with ``style`` naming the feature column pairs (``"A_COL:B_COL[,...]"``)."""
-    from bayesrank.bt.style import BattleData, battle_data, parse_style
+    with ``style`` naming the feature column pairs (``"A_COL:B_COL[,...]"``). Raises
+    :class:`~bayesrank.errors.NoFiniteEstimateError` when the win graph admits no finite MLE."""
+    from bayesrank.bt.style import BattleData, battle_data, check_finite, parse_style
     from bayesrank.influence.api import read_input
 
     if isinstance(data, StyleState):
@@ -157,6 +145,7 @@ def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
                              "(the audit without covariates is `bayesrank audit` without --style)")
         data = battle_data(read_input(data, data_format, exclude_invalid), style, ties=ties, transform=transform,
                            standardize=standardize)
+    check_finite(data, ridge)  # a player who never wins (or never loses): no finite MLE, say what to try
     return StyleState.fit(data, ridge=ridge)
 
 
