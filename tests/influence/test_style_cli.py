@@ -163,17 +163,20 @@ def test_cli_ci_aware_top1_break_is_significant_by_statsmodels(battles, tmp_path
     assert best_contrast(Battles(battles).replay(audit["actions"])) > z
 
 
-def test_cli_tau_break_confirmed_by_statsmodels(battles, tmp_path):
+def test_cli_tau_break_confirmed_by_statsmodels(battles, tmp_path, capsys):
     from scipy.stats import kendalltau
 
-    d = _cli_json(battles, tmp_path, "--objective", "tau", "--actions", "flip,drop")
+    d = _cli_json(battles, tmp_path, "--objective", "tau", "--actions", "flip,drop", "--plots", str(tmp_path / "p"))
     assert d["settings"]["tau_threshold"] == 0.9
+    assert (tmp_path / "p" / "style_audit.png").stat().st_size > 0
     ref = Battles(battles).glm()[0]
+    players = Battles(battles).players
+    shown = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert f"leader '{players[np.argmax(ref)]}'" in shown and "objective tau" in shown
     for kind, audit in d["audits"].items():
         assert audit["objective"] == "tau" and audit["broken"] and audit["verified"], (kind, audit["reason"])
         theta = Battles(battles).replay(audit["actions"]).glm()[0]
         assert kendalltau(ref, theta).statistic <= 0.9, kind
-        players = Battles(battles).players
         assert list(players[np.argsort(-ref)]) == audit["reference_top"]
         assert list(players[np.argsort(-theta)]) == audit["final_top"]
 

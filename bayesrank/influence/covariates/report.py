@@ -50,7 +50,8 @@ class StyleAuditReport(Result):
 
     @property
     def style_coefficients(self) -> pd.Series:
-        """β̂ by feature: logit per SD of each (transformed) feature difference."""
+        """β̂ by feature: logit per unit of each model feature (per SD of the feature difference when
+        standardised, the default)."""
         d = self.state.data
         return pd.Series(self.state.params[d.n_players:], index=[str(f) for f in d.features], name="coef")
 
@@ -78,8 +79,8 @@ class StyleAuditReport(Result):
         beta = ", ".join(f"{f} {b:+.3f}" for f, b in self.style_coefficients.items())
         ci = self.settings.get("ci_aware")
         first, second = self.ranked_players[:2]
-        return (f"{self.state.n_players} players, {self.state.data.n_comparisons:g} battles; {MODEL} (β̂ per SD: "
-                f"{beta}); leader {first!r}, runner-up {second!r} (style-adjusted); objective {self.objective}"
+        return (f"{self.state.n_players} players, {self.state.data.n_comparisons:g} battles; {MODEL} (β̂: {beta}); "
+                f"leader {first!r}, runner-up {second!r} (style-adjusted); objective {self.objective}"
                 + (f" (CI-aware: a reversal counts when significant at level {self.settings.get('level')}, "
                    "pairwise contrast with H^-1)" if ci else ""))
 
