@@ -49,6 +49,19 @@ def check_ci_aware(ci_aware: bool, obj, objective: str) -> None:
         raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
 
 
+SIGNIFICANCE_COVARIANCE = {
+    "fisher": "inverse observed information H^-1 (Fisher)",
+    "sandwich": "sandwich H^-1 B H^-1 (ties scored as half-wins: the review's and bt.fit's default interval)",
+}
+
+
+def significance_covariance(obj, state: BTState) -> str:
+    """The covariance behind the objective's contrast test on the unperturbed data, in words
+    (CI-aware and point objectives: the Fisher ``H⁻¹``; the significance mode: the review's)."""
+    kind = state.covariance_kind(obj.covariance) if getattr(obj, "significance", False) else "fisher"
+    return SIGNIFICANCE_COVARIANCE[kind]
+
+
 def read_input(data, data_format: str = "auto", exclude_invalid: bool = False):
     """A file path, bundled dataset name or DataFrame read as
     :class:`~bayesrank.data.comparisons.Comparisons`; anything else is returned as is."""
@@ -84,7 +97,7 @@ def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | 
 
 
 def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_aware: bool = False,
-          level: float = 0.95, target: str | None = None, goal: str | None = None, budget: int | None = None,
+          significance: bool = False, level: float = 0.95, target: str | None = None, goal: str | None = None, budget: int | None = None,
           ties: str = "half", ridge: float = 0.0, ci_mode: str | None = None, ci_ratio: float | None = None,
           tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
           min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
@@ -97,7 +110,11 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     (all_pairs), ``add_sampled`` (all_outcomes_sampled, seeded by ``seed``), ``add_weighted``
     (all_outcomes_weighted: cannot move θ̂, only the CIs), ``remove-player``.
     ``ci_aware`` (top-k and pair claims): a reversal counts only when significant at ``level`` by
-    the pairwise-contrast test with the inverse observed information ``H⁻¹``. ``ci_mode``
+    the pairwise-contrast test with the inverse observed information ``H⁻¹``. ``significance``
+    (top1, topk:K, pair:A>B; or the suffix ``+sig``): the claim breaks when it is no longer
+    significant at ``level`` by the review's contrast test (its default covariance: sandwich when ties
+    are half-wins and present, Fisher otherwise); refused when the claim is not significant to begin
+    with. ``ci_mode``
     (CI objectives): ``inflate`` (default for drop/flip) or ``reduce`` (default for adds).
     ``robustness``: also run the audits behind R_top1, R_tau and R_CI (:mod:`.robustness`).
     ``certify S`` (small data): exhaustive refits of every action set of up to S matches below each
@@ -122,16 +139,22 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
 
     def make(kind):
         return parse_objective(objective, state, ci_aware=ci_aware, target=target, goal=goal, level=level,
-                               tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode),
+                               significance=significance, tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode),
                                ci_ratio=ci_ratio)
 
     main_obj = make(match_actions[0] if match_actions else "drop")  # validates objective/target first
     check_ci_aware(ci_aware, main_obj, objective)
+    if certify is not None and main_obj.significance and state.covariance_kind(main_obj.covariance) != "fisher":
+        raise InputError("--certify with --significance needs Fisher intervals (data without ties, or --ties drop): "
+                         "the exhaustive search checks breaks with H^-1 only")
+
+    def score_key(obj):  # a loss-of-significance audit measures none of the robustness scores
+        return None if obj.significance else score_of(obj)
     jobs = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:
         for name in (R_TOP1, R_TAU, R_CI):
             for kind in match_actions:
-                if applies(name, kind) and not any(score_of(o) == name and k == kind for _, k, o in jobs):
+                if applies(name, kind) and not any(score_key(o) == name and k == kind for _, k, o in jobs):
                     jobs.append((name, kind, canonical_objective(name, state)))
     audits, scored = {}, []
     for n, (name, kind, obj) in enumerate(jobs):
@@ -140,16 +163,17 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
             res.certified = certify_budget(state, obj, res, certify)
         if name is None:
             audits[kind] = res
-        key = score_of(obj)
+        key = score_key(obj)
         if key is not None and applies(key, kind):
             scored.append((key, res))
         if progress is not None:
             progress(n + 1, len(jobs), f"{obj.name} × {kind}")
     removal = player_removal(state) if "remove-player" in acts else None
-    settings = {"actions": acts, "ci_aware": bool(ci_aware), "level": level, "ties": state.ties,
+    settings = {"actions": acts, "ci_aware": bool(ci_aware), "significance": bool(main_obj.significance),
+                "level": level, "ties": state.ties,
                 "ridge": state.ridge, "budget": budget, "seed": seed, "tau_threshold": tau_threshold,
                 "ci_mode": ci_mode, "ci_ratio": ci_ratio, "robustness": bool(robustness), "certify": certify,
-                "min_matches": min_matches, "significance_covariance": "inverse observed information H^-1 (Fisher)"}
+                "min_matches": min_matches, "significance_covariance": significance_covariance(main_obj, state)}
     return AuditReport(objective=objective, objective_details=main_obj.describe(), audits=audits,
                        robustness_audits=scored, state=state, settings=settings, player_removal=removal,
                        exclusions=exclusions, objective_object=main_obj)

@@ -1,7 +1,7 @@
 """``bayesrank audit``: leaderboard perturbation audit with verified breaks and robustness scores.
 
     bayesrank audit DATA [--objective top1|topk:K|pair:A>B|tau|ci-player:NAME|ci-trace]
-        [--actions drop,flip,add,add_pairs,add_sampled,add_weighted,remove-player] [--ci-aware --level L]
+        [--actions drop,flip,add,add_pairs,add_sampled,add_weighted,remove-player] [--ci-aware | --significance] [--level L]
         [--target NAME --goal promote|demote] [--budget N] [--robustness] [--certify S]
         [--seed N] [--json PATH] [--plots DIR]
     bayesrank audit DATA --style A_COL:B_COL[,...] [--style-transform T] [--style-standardize S]
@@ -35,6 +35,10 @@ def register(subparsers) -> None:
     p.add_argument("--ci-aware", action="store_true",
                    help="top-k and pair claims: count a reversal only when it is significant at --level by the "
                         "pairwise-contrast test (theta_b - theta_a > z sd, sd from the inverse observed information)")
+    p.add_argument("--significance", action="store_true",
+                   help="top1, topk:K and pair claims: break the claim when it is no longer significant at --level "
+                        "(the review's contrast test: sandwich covariance when ties are half-wins, Fisher otherwise); "
+                        "not with --ci-aware")
     p.add_argument("--target", default=None, help="player to promote/demote (top-k objectives)")
     p.add_argument("--goal", default=None, choices=("promote", "demote"))
     p.add_argument("--budget", type=int, default=None, help="max actions (matches) per audit (default 5%% of N)")
@@ -123,6 +127,9 @@ def run(args) -> int:
     from bayesrank.report import console
 
     style_flag_errors(args)
+    if args.style is not None and args.significance:
+        raise InputError("--significance is not available with --style (the style-controlled audit has point and "
+                         "--ci-aware objectives)")
     if args.style is not None:
         return run_style(args)
     import pandas as pd
@@ -132,7 +139,8 @@ def run(args) -> int:
 
     out = console()
     with audit_progress(out) as progress:
-        report = audit(args.data, args.objective, args.actions, ci_aware=args.ci_aware, level=args.level,
+        report = audit(args.data, args.objective, args.actions, ci_aware=args.ci_aware,
+                       significance=args.significance, level=args.level,
                        target=args.target, goal=args.goal, budget=args.budget, ties=args.ties, ridge=args.ridge,
                        ci_mode=args.ci_mode, ci_ratio=args.ci_ratio, tau_threshold=args.tau_threshold,
                        robustness=args.robustness, certify=args.certify, min_matches=args.min_matches,

@@ -15,6 +15,12 @@ still breaks it (bisection on exact refits) and the final table is refitted agai
 ``verified`` says that the cold refit confirms the break. A budget that runs out is reported as
 ``broken = False`` ("not broken within budget"), never as a break.
 
+Every exact check (after a step, in the trimming bisection, at the cold-start verification) is the
+objective's :meth:`~bayesrank.influence.objectives.Objective.broken_at` on the perturbed data's
+exact state, so an objective whose criterion needs more than θ̂ and ``H⁻¹`` (the significance mode
+of the margins: the review's sandwich covariance when ties are half-wins) is checked exactly as its
+own rule says; predicted breaks (the step size) use ``broken_predicted``.
+
 Robustness scores built from these audits: :mod:`bayesrank.influence.robustness`.
 """
 
@@ -122,7 +128,7 @@ def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int =
 def _predicted_broken(objective: Objective, st: BTState, cand: Candidates, idx: int, m: float) -> bool:
     th = objective.predicted_theta(st, cand, idx, m)
     hv = objective.predicted_hinv(st, cand, idx, m) if objective.uses_hinv else None
-    return bool(objective.broken(th, hv))
+    return objective.broken_predicted(st, th, hv)
 
 
 def _choose_m(objective, st, cand, idx, cap) -> float:
@@ -195,11 +201,11 @@ def greedy_audit(
     st = _state_for(state, kind)
     base_table = st.counts.counts.copy()
     table = base_table.copy()
-    f0 = objective.value(st.theta, st.hinv)
+    f0 = objective.value_at(st)
     used = 0.0
     log_rows, curve = [], [{"budget": 0, "predicted": f0, "refit": f0}]
     n_refits, reason, broken = 0, "", False
-    if objective.broken(st.theta, st.hinv):
+    if objective.broken_at(st):
         raise InputError(f"objective {objective.name} is already broken on the unperturbed data")
     details = objective.describe()
     stream = None
@@ -275,22 +281,23 @@ def greedy_audit(
         predicted = curve[-1]["refit"] + sum(float(objective.delta(st, cand.take([b]), mm, "1sN")[0]) for b, mm in batch)
         prev_table, prev_state, prev_used = table, st, used
         table = new_table
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
+        st = st.with_fit(table, rf)
         step_total = sum(mm for _, mm in batch)
         used += step_total
-        val = objective.value(st.theta, st.hinv)
+        val = objective.value_at(st)
         curve.append({"budget": used, "predicted": predicted, "refit": val})
         if progress is not None:
             progress(used, budget, val)
-        if objective.broken(st.theta, st.hinv):
+        if objective.broken_at(st):
             broken = True
             if step_total > 1:  # trim the step to the shortest prefix that still breaks (exact refits)
                 lo, hi = 0.0, step_total
                 while hi - lo > 1:
                     mid = np.floor((lo + hi) / 2)
-                    r2 = refit_one(prev_state, _apply_batch(prev_table, cand, _prefix(batch, mid)))
+                    mid_table = _apply_batch(prev_table, cand, _prefix(batch, mid))
+                    r2 = refit_one(prev_state, mid_table)
                     n_refits += 1
-                    if r2.ok and objective.broken(r2.theta, r2.hinv):
+                    if r2.ok and objective.broken_at(prev_state.with_fit(mid_table, r2)):
                         hi = mid
                     else:
                         lo = mid
@@ -298,10 +305,10 @@ def greedy_audit(
                     batch = _prefix(batch, hi)
                     table = _apply_batch(prev_table, cand, batch)
                     r2 = refit_one(prev_state, table)
-                    st = BTState(st.counts.with_counts(table), st.ties, st.ridge, r2.theta, r2.hessian, r2.hinv)
+                    st = prev_state.with_fit(table, r2)
                     used = prev_used + hi
                     curve[-1]["budget"] = used
-                    curve[-1]["refit"] = objective.value(st.theta, st.hinv)
+                    curve[-1]["refit"] = objective.value_at(st)
             for b, mm in batch:
                 log_rows.append((cand.kind, cand.i[b], cand.j[b], int(cand.outcome[b]), mm, cand.delta[b].copy()))
             reason = "broken"
@@ -317,14 +324,14 @@ def greedy_audit(
         cold = BTState(st.counts.with_counts(table), st.ties, st.ridge, np.zeros(st.n_players), st.hessian, st.hinv)
         rf = refit_one(cold, table)
         n_refits += 1
-        verified = bool(rf.ok and objective.broken(rf.theta, rf.hinv))
+        verified = bool(rf.ok and objective.broken_at(cold.with_fit(table, rf)))
         final_theta = rf.theta
     actions = _actions_frame(state.players, log_rows)
     return AuditResult(
         objective=objective.name, action=kind, broken=broken, verified=verified,
         budget=int(round(used)) if broken else None, n_matches=n_total, budget_limit=int(budget),
         actions=actions, curve=pd.DataFrame(curve), initial_value=f0,
-        final_value=objective.value(st.theta, st.hinv), reason=reason,
+        final_value=objective.value_at(st), reason=reason,
         seconds=time.perf_counter() - t0, n_refits=n_refits, final_theta=final_theta,
         objective_details=details, seed=seed if kind == "add_sampled" else None,
     )

@@ -4,8 +4,9 @@ Every objective has a smooth *driver* ``value(θ, H⁻¹)`` that the attacker de
 criterion ``broken(θ, H⁻¹)`` checked on exact refits:
 
 - :class:`TopK` (gap objective): pairwise margins ``M_ab = θ_a − θ_b + z·sd_ab`` with
-  ``sd_ab² = (e_a − e_b)ᵀ H⁻¹ (e_a − e_b)`` (``z = 0`` for point estimates, ``z = 1.96`` in the
-  CI-aware mode, where a rank change counts only when it is significant):
+  ``sd_ab² = (e_a − e_b)ᵀ Σ (e_a − e_b)`` (``z = 0`` for point estimates, ``z = +1.96`` in the
+  CI-aware mode, where a rank change counts only when it is significant, ``Σ = H⁻¹``; ``z = −1.96``
+  in the significance mode, see below):
   untargeted ``f = min_{a ∈ S, b ∉ S} M_ab`` (``S`` = reference top-k; top-1 is k = 1);
   demote t: ``f = k-th smallest_b M_tb``; promote t: ``f = −(K−k)-th largest_b (θ_t − θ_b − z·sd_tb)``.
   Broken iff ``f < −10⁻⁹`` (the top-k set changes / the target leaves or enters it; an exact tie
@@ -13,6 +14,16 @@ criterion ``broken(θ, H⁻¹)`` checked on exact refits:
 - :class:`PairMargin` (``pair:A>B``, the claim "A is ahead of B"): ``f = θ_A − θ_B + z·sd_AB``,
   broken iff ``f < −10⁻⁹`` (point: B is ahead; CI-aware: B is *significantly* ahead). It shares
   TopK's margin machinery (:class:`_Margin`: gradient, 1sN, CI-aware ``z·Δsd``).
+- **Significance mode** (``+sig``; untargeted top-k and pair claims): ``f = min over the claim's
+  contrasts of (θ_a − θ_b − z·sd_ab)``, broken iff ``f < −10⁻⁹``: the claim is no longer
+  significant by the review's intersection–union contrast test. ``Σ`` is the covariance of the
+  review's (and ``bt.fit("mle")``'s) default interval on the *perturbed* data
+  (:meth:`BTState.covariance` ``"auto"``: sandwich when ties are scored as half-wins and present,
+  Fisher ``H⁻¹`` otherwise); every exact check (greedy steps, trimming, cold-start verification)
+  uses it (:meth:`Objective.broken_at`). Predictions rank candidates with the Fisher ``Δsd`` scaled
+  by ``ρ_ab = sd_ab(Σ)/sd_ab(H⁻¹)`` at the current exact state (so prediction and exact value
+  agree before the step). A reversal implies loss of significance (``θ_a − θ_b < 0`` ⇒ ``f < 0``),
+  so the smallest significance-breaking perturbation is at most the smallest reversal.
 - :class:`SmoothTau`: ``τ_s(θ) = mean_{a<b} sign(θ̂_a − θ̂_b) tanh((θ_a − θ_b)/T)`` against the
   reference ranking θ̂; the temperature ``T`` defaults to the median gap between neighbours of
   the reference ranking (so swapping two neighbours moves τ_s by O(1/#pairs)). Broken iff the hard
@@ -123,6 +134,7 @@ class Objective:
     name = "objective"
     uses_hinv = False
     ci_aware = False  # margins only: a reversal counts when significant
+    significance = False  # margins only: broken when the claim is no longer significant
     preselect_order: str | None = None  # a cheap ``delta`` order the audit screens candidates with
     driver_is_criterion = True  # broken(θ) ⟺ value(θ) below the threshold (False: a smooth surrogate)
 
@@ -131,6 +143,18 @@ class Objective:
 
     def broken(self, theta, hinv) -> bool:
         raise NotImplementedError
+
+    # the hard criterion on an exact fit (refit or base state: counts, θ̂, H⁻¹); margins in the
+    # significance mode use the covariance of the review's interval there, everything else H⁻¹
+    def value_at(self, state: BTState) -> float:
+        return self.value(state.theta, state.hinv)
+
+    def broken_at(self, state: BTState) -> bool:
+        return bool(self.broken(state.theta, state.hinv))
+
+    def broken_predicted(self, state: BTState, theta, hinv) -> bool:
+        """The criterion at a *predicted* (θ, H⁻¹) from the exact ``state`` (greedy's step sizes)."""
+        return bool(self.broken(theta, hinv))
 
     # θ-objectives: gradient and (vectorised) value on columns of Θ (K, n)
     def gradient(self, theta, hinv) -> np.ndarray:
@@ -176,22 +200,75 @@ class Objective:
         return {"name": self.name}
 
 
+MARGIN_MODES = ("point", "ci", "significance")
+
+
 class _Margin(Objective):
     """Shared machinery of the margin objectives ``f = uᵀθ + z·sd(uᵀθ)`` at an *active* contrast
-    ``u = sign·(e_a − e_b)`` (:class:`TopK`, :class:`PairMargin`). ``z = 0`` compares point estimates;
-    in the CI-aware mode ``f < 0`` means the reversal is significant by the pairwise-contrast test
-    (``θ_b − θ_a > z·sd(θ_b − θ_a)``, sd from ``H⁻¹``: the glossary's "significantly ahead")."""
+    ``u = sign·(e_a − e_b)`` (:class:`TopK`, :class:`PairMargin`). ``mode``:
 
-    ci_aware = False
-    z = 0.0
+    - ``point`` (``z = 0``): compares point estimates;
+    - ``ci`` (``z = +z_level``, ``sd`` from the Fisher ``H⁻¹``, also on exact refits): ``f < 0``
+      means the reversal is significant by the pairwise-contrast test (``θ_b − θ_a > z·sd``);
+    - ``significance`` (``z = −z_level``, ``sd`` from the covariance ``covariance`` of
+      :meth:`BTState.covariance`, default ``auto`` = the review's): ``f < 0`` means some contrast
+      the claim needs is no longer significant (``θ_a − θ_b ≤ z·sd``).
 
-    def _margins(self, theta, hinv):
-        """(value, a, b, sign) at θ, H⁻¹: the active pair and the sign of ``θ_a − θ_b`` in f."""
+    ``value``/``broken`` take the covariance they are given (predictions pass the Fisher ``H⁻¹``
+    and ``rho``); :meth:`value_at`/:meth:`broken_at` use the mode's own covariance of an exact fit."""
+
+    mode = "point"
+    z = 0.0  # signed coefficient of sd in f
+    level_z = 0.0  # two-sided normal quantile of the level (0 in point mode)
+    covariance = "fisher"
+
+    def _set_mode(self, mode: str, z: float, covariance: str = "auto") -> None:
+        if mode not in MARGIN_MODES:
+            raise InputError(f"margin mode must be one of {MARGIN_MODES}, got {mode!r}")
+        self.mode = mode
+        self.level_z = 0.0 if mode == "point" else float(z)
+        self.z = {"point": 0.0, "ci": self.level_z, "significance": -self.level_z}[mode]
+        self.uses_hinv = mode != "point"
+        self.covariance = covariance if mode == "significance" else "fisher"
+        self.suffix = {"point": "", "ci": "+ci", "significance": "+sig"}[mode]
+
+    @property
+    def ci_aware(self) -> bool:
+        return self.mode == "ci"
+
+    @property
+    def significance(self) -> bool:
+        return self.mode == "significance"
+
+    def _margins(self, theta, hinv, rho=None):
+        """(value, a, b, sign) at θ, Σ: the active pair and the sign of ``θ_a − θ_b`` in f;
+        ``rho`` rescales the contrasts' sd (see :meth:`_rho`)."""
         raise NotImplementedError
+
+    def _contrast_sd(self, cov) -> np.ndarray:
+        """sd of every contrast the claim needs under ``cov`` (the shape ``rho`` takes)."""
+        raise NotImplementedError
+
+    def _rho(self, state: BTState):
+        """``sd(Σ)/sd(H⁻¹)`` per contrast at an exact state (None when Σ is the Fisher ``H⁻¹``)."""
+        if state.covariance_kind(self.covariance) == "fisher":
+            return None
+        return self._contrast_sd(state.covariance(self.covariance)) / self._contrast_sd(state.hinv)
+
+    def _check_significant(self, state: BTState, claim: str) -> None:
+        """Significance mode: the claim must be significant on the unperturbed data."""
+        if not self.significance:
+            return
+        f, a, b, _ = self._margins(state.theta, state.covariance(self.covariance))
+        if not f > 0:
+            raise InputError(
+                f"the claim {claim} is not significant on the data (weakest contrast {state.players[a]} − "
+                f"{state.players[b]}: θ_a − θ_b − z·sd = {f:.4g}, {state.covariance_kind(self.covariance)} "
+                "covariance); nothing to overturn")
 
     @property
     def preselect_order(self):
-        return "linear" if self.ci_aware else None
+        return "linear" if self.uses_hinv else None
 
     def value(self, theta, hinv=None) -> float:
         return self._margins(theta, hinv)[0]
@@ -199,10 +276,24 @@ class _Margin(Objective):
     def broken(self, theta, hinv=None) -> bool:
         return self.value(theta, hinv) < -TIE_TOL
 
+    def value_at(self, state: BTState) -> float:
+        return self._margins(state.theta, state.covariance(self.covariance) if self.uses_hinv else None)[0]
+
+    def broken_at(self, state: BTState) -> bool:
+        return self.value_at(state) < -TIE_TOL
+
+    def broken_predicted(self, state, theta, hinv) -> bool:
+        rho = self._rho(state) if self.significance else None
+        return self._margins(theta, hinv, rho)[0] < -TIE_TOL
+
     def contrast(self, theta, hinv=None) -> np.ndarray:
-        """``u`` of the active pair at (θ, H⁻¹)."""
+        """``u`` of the active pair at (θ, Σ)."""
         _, a, b, sign = self._margins(theta, hinv)
-        u = np.zeros(len(theta))
+        return self._unit(len(theta), a, b, sign)
+
+    @staticmethod
+    def _unit(k, a, b, sign=1.0):
+        u = np.zeros(k)
         u[a] += sign
         u[b] -= sign
         return u
@@ -214,40 +305,61 @@ class _Margin(Objective):
         return Objective.delta(self, state, cand, m, order, chunk)
 
     def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
-        """Point mode: the predicted change of the margin. CI-aware: active pair fixed at the
-        current state, ``Δ(uᵀθ) + z·Δsd`` with ``Δsd = sqrt(v₀ + Δv) − sqrt(v₀)`` and ``Δv`` the
-        :class:`ContrastVariance` prediction of ``order`` (``"linear"``: the cheap screening score)."""
-        if not self.ci_aware:
+        """Point mode: the predicted change of the margin. CI-aware and significance modes: active
+        pair fixed at the current state, ``Δ(uᵀθ) + z·ρ·Δsd`` with ``Δsd = sqrt(v₀ + Δv) − sqrt(v₀)``,
+        ``v = uᵀH⁻¹u`` and ``Δv`` the :class:`ContrastVariance` prediction of ``order``
+        (``"linear"``: the cheap screening score); ``ρ = sd(Σ)/sd(H⁻¹)`` of the active contrast
+        (1 for Fisher). With ``z < 0`` (significance) a growing variance lowers f, as it should."""
+        if not self.uses_hinv:
             return self._point_delta(state, cand, m, "first" if order == "first" else "1sN", chunk)
-        u = self.contrast(state.theta, state.hinv)
+        rho = self._rho(state) if self.significance else None
+        _, a, b, sign = self._margins(state.theta, state.hinv, rho)
+        u = self._unit(state.n_players, a, b, sign)
         point = ThetaContrast(u).delta(state, cand, m, "first" if order == "first" else "1sN")
         var = ContrastVariance(u).delta(state, cand, m, order)
         v0 = float(u @ state.hinv @ u)
-        return point + self.z * (np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0))
+        scale = 1.0 if rho is None else float(self._rho_of(rho, a, b))
+        return point + self.z * scale * (np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0))
+
+    def _rho_of(self, rho, a, b):
+        """The entry of ``rho`` for the contrast (a, b)."""
+        raise NotImplementedError
+
+    def mode_details(self) -> dict:
+        d = {"ci_aware": self.ci_aware, "mode": self.mode, "z": self.level_z}
+        if self.significance:
+            d["covariance"] = self.covariance
+        return d
 
 
 class TopK(_Margin):
     """Top-k membership gap (see module docstring); ``k = 1`` is the top-1 objective."""
 
     def __init__(self, state: BTState, k: int = 1, target: str | None = None, goal: str | None = None,
-                 ci_aware: bool = False, z: float = Z95):
+                 ci_aware: bool = False, z: float = Z95, significance: bool = False, covariance: str = "auto"):
         kk = state.n_players
         if not isinstance(k, (int, np.integer)) or not 1 <= k < kk:
             raise InputError(f"k must be an integer in 1..{kk - 1} (number of players − 1), got {k!r}")
+        if ci_aware and significance:
+            raise InputError("--ci-aware (a significant reversal) and --significance (loss of significance) "
+                             "are two different objectives; choose one")
         self.k = int(k)
-        self.z = float(z) if ci_aware else 0.0
-        self.ci_aware = bool(ci_aware)
-        self.uses_hinv = self.ci_aware
+        self._set_mode("significance" if significance else "ci" if ci_aware else "point", z, covariance)
         order = state.ranking()
         self.reference_top = np.sort(order[: self.k])
         self.players = state.players
         self.in_set = np.zeros(kk, bool)
         self.in_set[self.reference_top] = True
+        self._ins = np.flatnonzero(self.in_set)
+        self._outs = np.flatnonzero(~self.in_set)
         self.target = None
         self.goal = None
         if target is not None or goal is not None:
             if target is None or goal not in ("promote", "demote"):
                 raise InputError("a targeted audit needs --target NAME and --goal promote|demote")
+            if significance:
+                raise InputError("--significance applies to untargeted claims (top1, topk:K, pair:A>B), not to "
+                                 "--target/--goal")
             t = state.counts.index_of(target)
             if goal == "promote" and self.in_set[t]:
                 raise InputError(f"{target!r} is already in the top-{self.k}; nothing to promote (use --goal demote)")
@@ -255,17 +367,24 @@ class TopK(_Margin):
                 raise InputError(f"{target!r} is not in the top-{self.k}; nothing to demote (use --goal promote)")
             self.target, self.goal = t, goal
         self.name = (f"top{self.k}" if self.target is None else f"{goal}:{state.players[self.target]}@top{self.k}") + (
-            "+ci" if ci_aware else "")
+            self.suffix)
         self.n_players = kk
+        self._check_significant(state, "top1" if self.k == 1 else f"topk:{self.k}")
 
-    def _margins(self, theta, hinv):
+    def _contrast_sd(self, cov):
+        return _pair_sd(cov, self._ins[:, None], self._outs[None, :])
+
+    def _rho_of(self, rho, a, b):
+        return rho[np.searchsorted(self._ins, a), np.searchsorted(self._outs, b)]
+
+    def _margins(self, theta, hinv, rho=None):
         kk = self.n_players
         if self.target is None:
-            ins = np.flatnonzero(self.in_set)
-            outs = np.flatnonzero(~self.in_set)
+            ins, outs = self._ins, self._outs
             m = theta[ins][:, None] - theta[outs][None, :]
             if self.z and hinv is not None:
-                m = m + self.z * _pair_sd(hinv, ins[:, None], outs[None, :])
+                sd = self._contrast_sd(hinv)
+                m = m + self.z * (sd if rho is None else sd * rho)
             a_, b_ = np.unravel_index(np.argmin(m), m.shape)
             return float(m[a_, b_]), ins[a_], outs[b_], 1.0
         t = self.target
@@ -291,7 +410,7 @@ class TopK(_Margin):
         return thetas[t] - kth_largest if self.goal == "demote" else kth_largest - thetas[t]
 
     def describe(self):
-        d = {"name": self.name, "k": self.k, "ci_aware": self.ci_aware, "z": self.z,
+        d = {"name": self.name, "k": self.k, **self.mode_details(),
              "reference_top": [str(self.players[i]) for i in self.reference_top]}
         if self.target is not None:
             d.update(target=str(self.players[self.target]), goal=self.goal)
@@ -313,20 +432,32 @@ def claimed_pair(index_of, theta, player_a: str, player_b: str, where: str = "th
 
 class PairMargin(_Margin):
     """The claim "A is ahead of B": ``f = θ_A − θ_B`` (+ ``z·sd(θ_A − θ_B)`` CI-aware), broken
-    when A is no longer ahead (CI-aware: when B is *significantly* ahead of A)."""
+    when A is no longer ahead (CI-aware: when B is *significantly* ahead of A; significance mode,
+    ``f = θ_A − θ_B − z·sd``: when A is no longer *significantly* ahead of B)."""
 
-    def __init__(self, state: BTState, player_a: str, player_b: str, ci_aware: bool = False, z: float = Z95):
+    def __init__(self, state: BTState, player_a: str, player_b: str, ci_aware: bool = False, z: float = Z95,
+                 significance: bool = False, covariance: str = "auto"):
+        if ci_aware and significance:
+            raise InputError("--ci-aware (a significant reversal) and --significance (loss of significance) "
+                             "are two different objectives; choose one")
         self.a, self.b = a, b = claimed_pair(state.counts.index_of, state.theta, player_a, player_b)
         self.player_a, self.player_b = str(player_a), str(player_b)
         self.u = np.zeros(state.n_players)
         self.u[a], self.u[b] = 1.0, -1.0
-        self.ci_aware = bool(ci_aware)
-        self.uses_hinv = self.ci_aware
-        self.z = float(z) if ci_aware else 0.0
-        self.name = f"{self.player_a}>{self.player_b}" + ("+ci" if ci_aware else "")
+        self._set_mode("significance" if significance else "ci" if ci_aware else "point", z, covariance)
+        self.name = f"{self.player_a}>{self.player_b}" + self.suffix
+        self._check_significant(state, f"{self.player_a}>{self.player_b}")
 
-    def _margins(self, theta, hinv):
+    def _contrast_sd(self, cov):
+        return float(_pair_sd(cov, self.a, self.b))
+
+    def _rho_of(self, rho, a, b):
+        return rho
+
+    def _margins(self, theta, hinv, rho=None):
         sd = float(_pair_sd(hinv, self.a, self.b)) if (self.z and hinv is not None) else 0.0
+        if rho is not None:
+            sd *= rho
         return float(theta[self.a] - theta[self.b] + self.z * sd), self.a, self.b, 1.0
 
     def values(self, thetas):
@@ -336,8 +467,7 @@ class PairMargin(_Margin):
         return ThetaContrast(self.u).delta(state, cand, m, order)  # linear in θ: closed form
 
     def describe(self):
-        return {"name": self.name, "player_a": self.player_a, "player_b": self.player_b,
-                "ci_aware": self.ci_aware, "z": self.z}
+        return {"name": self.name, "player_a": self.player_a, "player_b": self.player_b, **self.mode_details()}
 
 
 class ThetaContrast(Objective):
@@ -566,24 +696,36 @@ def z_of_level(level: float) -> float:
 
 
 OBJECTIVE_HELP = "top1 | topk:K | pair:A>B (or A>B) | tau (or order) | ci-player:NAME | ci-trace"
+MODE_SUFFIXES = {"+sig": "significance", "+ci": "ci"}
 
 
 def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, level: float = 0.95,
-                    **kw) -> Objective:
+                    significance: bool = False, covariance: str = "auto", **kw) -> Objective:
     """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`.
 
     ``ci_aware`` (margin objectives: top-k and pair claims) counts a reversal only when it is
-    significant at ``level`` by the pairwise-contrast test; ``A>B`` without the prefix and
-    ``order`` (for ``tau``) are accepted as the review's claim names."""
+    significant at ``level`` by the pairwise-contrast test; ``significance`` (untargeted top-k and
+    pair claims) breaks the claim when it is no longer significant at ``level`` (covariance
+    ``covariance``, default the review's: :meth:`BTState.covariance`). The suffixes ``+ci`` and
+    ``+sig`` (``top1+sig``, ``topk:3+sig``, ``pair:A>B+sig``) select the same modes. ``A>B``
+    without the prefix and ``order`` (for ``tau``) are accepted as the review's claim names."""
+    for suffix, mode in MODE_SUFFIXES.items():
+        if spec.endswith(suffix):
+            spec = spec[: -len(suffix)]
+            ci_aware = ci_aware or mode == "ci"
+            significance = significance or mode == "significance"
+    if significance and not (spec == "top1" or spec.startswith(("topk:", "pair:")) or ">" in spec):
+        raise InputError(f"--significance applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
     z = z_of_level(level)
+    margin = {"ci_aware": ci_aware, "z": z, "significance": significance, "covariance": covariance}
     if spec == "top1":
-        return TopK(state, 1, target, goal, ci_aware, z)
+        return TopK(state, 1, target, goal, **margin)
     if spec.startswith("topk:"):
         try:
             k = int(spec.split(":", 1)[1])
         except ValueError:
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
-        return TopK(state, k, target, goal, ci_aware, z)
+        return TopK(state, k, target, goal, **margin)
     if spec in ("tau", "order"):
         return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", TAU_THRESHOLD))
     if spec.startswith("ci-player:"):
@@ -595,5 +737,5 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
         from bayesrank.data.claims import split_pair_claim
 
         a, b = split_pair_claim(spec.removeprefix("pair:"), state.players)
-        return PairMargin(state, a, b, ci_aware, z)
+        return PairMargin(state, a, b, **margin)
     raise InputError(f"unknown objective {spec!r}; expected {OBJECTIVE_HELP}")

@@ -107,11 +107,13 @@ class AuditReport(Result):
         return df
 
     def headline(self) -> str:
-        ci = self.objective_details.get("ci_aware")
+        mode = self.objective_details.get("mode")
+        level = self.settings.get("level")
+        how = {"ci": f" (CI-aware: a reversal counts when significant at level {level}, pairwise contrast with H^-1)",
+               "significance": f" (significance: broken when the claim is no longer significant at level {level}, "
+                               f"contrast test with the {self.settings.get('significance_covariance')})"}
         return (f"{self.n_players} players, {self.n_comparisons:.0f} comparisons; leader {self.leader!r}, "
-                f"runner-up {self.runner_up!r}; objective {self.objective}"
-                + (f" (CI-aware: a reversal counts when significant at level {self.settings.get('level')}, "
-                   f"pairwise contrast with H^-1)" if ci else ""))
+                f"runner-up {self.runner_up!r}; objective {self.objective}" + how.get(mode, ""))
 
     def summary(self) -> str:
         lines = [self.headline(), self.diagnostics.line(), "",

@@ -27,6 +27,7 @@ from bayesrank.data.aggregate import PairCounts, comparison_graph
 from bayesrank.errors import InputError, NoFiniteEstimateError
 
 SUPPORTED_TIES = ("half", "drop")
+COVARIANCE_KINDS = ("auto", "fisher", "sandwich")
 OUTCOMES = ("a_wins", "b_wins", "tie")  # cells of pair (player_a, player_b) = (i, j), i < j
 
 
@@ -69,10 +70,38 @@ class BTState:
     hessian: np.ndarray
     hinv: np.ndarray = field(default=None)
     fit_info: dict | None = field(default=None, repr=False)  # the base fit's Newton: converged, iterations
+    _covariances: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         if self.hinv is None:
             self.hinv = constrained_covariance(self.hessian, self.counts.n_players)
+
+    def covariance_kind(self, kind: str = "auto") -> str:
+        """``auto`` → the default interval of ``bt.fit("mle")`` and of the review on these counts:
+        ``sandwich`` when ties are scored as half-wins and the data contain ties, ``fisher``
+        otherwise (``BradleyTerry.interval_for``); ``fisher`` and ``sandwich`` are returned as is."""
+        if kind not in COVARIANCE_KINDS:
+            raise InputError(f"covariance must be one of {COVARIANCE_KINDS}, got {kind!r}")
+        if kind != "auto":
+            return kind
+        return "sandwich" if self.ties == "half" and float(self.counts.ties.sum()) > 0 else "fisher"
+
+    def covariance(self, kind: str = "auto") -> np.ndarray:
+        """Covariance of θ̂ on the sum-to-zero space: ``fisher`` = ``H⁻¹``; ``sandwich`` =
+        ``H⁻¹ B H⁻¹`` with ``B = Σ_n s_n s_nᵀ`` over individual comparisons (``bt.mle.meat``, as
+        ``bt.mle.sandwich_covariance``); ``auto`` = :meth:`covariance_kind` (cached per state)."""
+        kind = self.covariance_kind(kind)
+        if kind == "fisher":
+            return self.hinv
+        if kind not in self._covariances:
+            from bayesrank.bt.mle import meat
+
+            self._covariances[kind] = self.hinv @ meat(tie_model(self.ties), self.counts, self.theta) @ self.hinv
+        return self._covariances[kind]
+
+    def with_fit(self, table: np.ndarray, fit: Refit) -> BTState:
+        """The state of the perturbed count ``table`` at its exact refit ``fit`` (same pairs, ties, ridge)."""
+        return BTState(self.counts.with_counts(table), self.ties, self.ridge, fit.theta, fit.hessian, fit.hinv)
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
