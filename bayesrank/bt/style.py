@@ -51,6 +51,28 @@ STYLE_TIES = ("half", "drop")
 DIVERGED = 30.0
 
 
+class CentredReferenceWarning(UserWarning):
+    """Centred style features on data where one player is in every battle (module docstring)."""
+
+
+def warn_if_centred_reference(data: "BattleData", standardize: str) -> None:
+    """Centring adds ``−β·mean/sd`` to every battle's logit; when one player takes part in every
+    battle (AlpacaEval's reference) that constant moves only that player's score against all the
+    others, so the style-adjusted ranking depends on the centring. Warn and name the fix."""
+    if standardize != "center_scale" or not data.n_features:
+        return
+    k = data.n_players
+    every = np.bincount(data.i, minlength=k) + np.bincount(data.j, minlength=k) == data.n_rows
+    if k > 2 and every.any():
+        import warnings
+
+        ref = str(data.players[np.flatnonzero(every)[0]])
+        warnings.warn(f"every battle involves {ref!r}: centring the style features (standardize='center_scale') "
+                      f"acts as a position effect tied to beta and shifts only {ref!r} against the others; use "
+                      f"standardize='scale' (--style-standardize scale) for such data", CentredReferenceWarning,
+                      stacklevel=3)
+
+
 # ---------------------------------------------------------------------------------------- data
 def parse_style(spec) -> list[tuple[str, str]]:
     """``"A_COL:B_COL[,A_COL:B_COL...]"`` (or a list of pairs) → ``[(a_col, b_col), ...]``."""
@@ -237,9 +259,11 @@ def battle_data(
     y = np.array([1.0, 0.0, 0.5])[outcome]
     X, names, info = _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers)
     clusters = _cluster_codes(frame, cluster, row_numbers)
-    return BattleData(players=players, i=remap[a_codes].astype(np.int64), j=remap[b_codes].astype(np.int64), y=y,
-                      freq=freq, weight=np.ones(len(frame)), X=X, features=names, transform=info, ties=ties,
-                      exclusions=log, raw=frame, cluster=clusters, cluster_name=cluster)
+    out = BattleData(players=players, i=remap[a_codes].astype(np.int64), j=remap[b_codes].astype(np.int64), y=y,
+                     freq=freq, weight=np.ones(len(frame)), X=X, features=names, transform=info, ties=ties,
+                     exclusions=log, raw=frame, cluster=clusters, cluster_name=cluster)
+    warn_if_centred_reference(out, standardize)
+    return out
 
 
 def _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers):
@@ -307,10 +331,12 @@ def soft_battle_data(frame: pd.DataFrame, model_a: str, model_b: str, prob_a: st
     n = len(f)
     freq = np.ones(n)
     X, names, info = _feature_matrix(f, parse_style(style), freq, transform, standardize, row_numbers)
-    return BattleData(players=np.asarray(players, dtype=object), i=codes[:n].astype(np.int64),
-                      j=codes[n:].astype(np.int64), y=y[~missing], freq=freq, weight=np.ones(n), X=X, features=names,
-                      transform=info, ties="half", exclusions=log, raw=f,
-                      cluster=_cluster_codes(f, cluster, row_numbers), cluster_name=cluster)
+    out = BattleData(players=np.asarray(players, dtype=object), i=codes[:n].astype(np.int64),
+                     j=codes[n:].astype(np.int64), y=y[~missing], freq=freq, weight=np.ones(n), X=X, features=names,
+                     transform=info, ties="half", exclusions=log, raw=f,
+                     cluster=_cluster_codes(f, cluster, row_numbers), cluster_name=cluster)
+    warn_if_centred_reference(out, standardize)
+    return out
 
 
 def counts_battle_data(counts, ties: str = "half") -> BattleData:

@@ -268,3 +268,27 @@ def test_separating_feature_raises():
         StyleBT(df, "x_a:x_b").fit()
     fit = StyleBT(df, "x_a:x_b", beta_ridge=1.0).fit()  # a ridge on β gives a finite answer
     assert np.isfinite(fit.coef).all() and fit.coef[0] > 3
+
+
+def test_centring_with_a_reference_in_every_battle_warns():
+    """AlpacaEval-shaped data (one reference player in every battle): centred features act as a
+    position effect that moves only the reference, so battle_data warns and names the fix; scaled
+    features and data without such a player do not warn."""
+    import warnings
+
+    from bayesrank.bt.style import CentredReferenceWarning
+
+    rng = np.random.default_rng(0)
+    n = 300
+    other = rng.choice(["m1", "m2", "m3"], n)
+    ref_first = rng.random(n) < 0.5
+    frame = pd.DataFrame({"model_a": np.where(ref_first, "ref", other), "model_b": np.where(ref_first, other, "ref"),
+                          "outcome": rng.choice(["a", "b"], n), "len_a": rng.lognormal(5, 0.5, n),
+                          "len_b": rng.lognormal(5, 0.5, n)})
+    with pytest.warns(CentredReferenceWarning, match="every battle involves 'ref'.*standardize='scale'"):
+        battle_data(Comparisons.from_frame(frame), "len_a:len_b")
+    spread, _, _ = simulate_style_battles(n_players=4, n_battles=300, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CentredReferenceWarning)
+        battle_data(Comparisons.from_frame(frame), "len_a:len_b", standardize="scale")
+        battle_data(Comparisons.from_frame(spread), "s0_a:s0_b")

@@ -104,7 +104,7 @@ def test_top1_flip_audit_on_alpaca_eval_verified_by_statsmodels():
     spec.loader.exec_module(mod)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        out = mod.main(kinds=("flip",), ks=(1,), ci_aware_kinds=())
+        out = mod.main(kinds=("flip",), ks=(1,), ci_aware_kinds=(), objectives=())
     tops = {name: str(st.players[st.ranking()[0]]) for name, st in out["models"].items()}
     assert len(set(tops.values())) == 1  # the top-1 survives length control
 
