@@ -35,7 +35,9 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
 @dataclass
 class ClaimAnswer:
     """``claim`` (a :class:`~bayesrank.review.claims.Claim`), the three answers, the verdict, notes,
-    and kind-specific fields (``extra``: the group of a confidence claim, ...)."""
+    kind-specific fields (``extra``: the group of a confidence claim, ...) and, for pairwise claims,
+    ``significance_perturbation``: per action, the smallest verified perturbation that removes the
+    claim's significance (same fields as ``perturbation``; None where the kind has none)."""
 
     claim: object
     frequentist: dict
@@ -45,6 +47,7 @@ class ClaimAnswer:
     level: float
     notes: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+    significance_perturbation: dict | None = None
 
     @property
     def reason(self) -> str:
@@ -55,5 +58,8 @@ class ClaimAnswer:
         if getattr(self.claim, "benchmark", None):
             d["benchmark"] = self.claim.benchmark
         d.update(self.extra)
-        d.update(frequentist=self.frequentist, bayesian=self.bayesian, perturbation=self.perturbation, notes=self.notes)
+        d.update(frequentist=self.frequentist, bayesian=self.bayesian, perturbation=self.perturbation)
+        if self.significance_perturbation is not None:
+            d["significance_perturbation"] = self.significance_perturbation
+        d["notes"] = self.notes
         return d

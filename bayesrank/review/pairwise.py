@@ -1,6 +1,8 @@
 """The pairwise section: one Bradley–Terry leaderboard, every fit method, and each claim answered
 three ways — frequentist (contrasts with Fisher, sandwich and bootstrap intervals), Bayesian
-(posterior probability of the claim) and by perturbation (smallest verified drop / flip / add).
+(posterior probability of the claim) and by perturbation (smallest verified drop / flip / add that
+overturns the point estimate, and, for a significant claim, the smallest that removes its
+significance).
 
 Every number comes from the modules' own APIs (``bayesrank.bt``, ``bayesrank.influence``), so it
 equals what ``bayesrank fit`` and ``bayesrank audit`` give on the same data.
@@ -13,6 +15,12 @@ intersection–union test, so no multiplicity correction is needed), with p-valu
 contrast. The Bayesian answer is the share of posterior draws in which the claim holds.
 The ``order`` claim compares each refitted/drawn order with the reported one by Kendall τ and
 holds when τ > 0.9 (the τ audit breaks it at τ ≤ 0.9: one boundary).
+
+Loss of significance: the audit of the claim's objective in its significance mode
+(``bayesrank.influence`` ``+sig``: broken when some contrast the claim needs is no longer
+significant by the same contrast test with the same default covariance, on the perturbed data),
+for every claim the frequentist answer supports. Not for ``order``: its frequentist answer is a
+quantile of Kendall τ over Gaussian draws, a Monte Carlo criterion with no contrast to audit.
 """
 
 from __future__ import annotations
@@ -165,6 +173,27 @@ def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None, seed:
     return {action: report.audits[action].to_dict() for action in actions}
 
 
+def significance_perturbation_answer(claim: Claim, state, frequentist: dict, level: float, actions=ACTIONS,
+                                     budget=None, seed: int = 0) -> dict:
+    """Smallest verified perturbation per action type that removes the claim's significance: the
+    audit of its objective with ``significance=True`` (same contrast test, same default covariance
+    as :func:`frequentist_answer`, checked on every exact refit). Only for significant claims."""
+    from bayesrank.errors import InputError
+    from bayesrank.influence import audit
+
+    if claim.kind == "order":
+        return not_audited("not audited: the order claim's test (a Kendall τ quantile of Gaussian draws) has no "
+                           "contrast to audit", actions)
+    if not frequentist.get("supported"):
+        return not_audited("not significant: no significance to lose", actions)
+    try:
+        report = audit(state, objective=claim.objective, actions=actions, budget=budget, seed=seed,
+                       significance=True, level=level)
+    except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
+        return not_audited(f"not audited: {e}", actions)
+    return {action: report.audits[action].to_dict() for action in actions}
+
+
 def not_audited(reason: str, actions=ACTIONS) -> dict:
     """The perturbation entries of a claim that is not audited (e.g. false at the point estimate)."""
     return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [], "reason": reason}
@@ -180,7 +209,8 @@ def smallest_fraction(perturbation: dict) -> float | None:
 # ---------------------------------------------------------------------------------- the section
 def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: int, fragile_below: float,
                   budget=None, progress=None) -> list[ClaimAnswer]:
-    """Frequentist, Bayesian and perturbation answers and the verdict of each claim."""
+    """Frequentist, Bayesian and perturbation answers (reversal and loss of significance) and the
+    verdict of each claim (the verdict uses the reversal: :mod:`bayesrank.review.verdict`)."""
     default = fits["default"]
     bayes = fits.get("nuts") or fits.get("laplace")
     out = []
@@ -190,6 +220,7 @@ def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: in
         freq = frequentist_answer(claim, fits, level, z, seed)
         bay = bayesian_answer(claim, bayes, default.score) if bayes is not None else None
         pert = perturbation_answer(claim, state, budget=budget, seed=seed)
+        sig = significance_perturbation_answer(claim, state, freq, level, budget=budget, seed=seed)
         v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
                     smallest_fraction(pert), fragile_below)
         notes = []
@@ -198,5 +229,5 @@ def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: in
         if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
-        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes))
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig))
     return out

@@ -93,6 +93,23 @@ def perturbation_cell(p: dict) -> str:
     return f"none within {fmt(p.get('budget_limit'))}"
 
 
+SIGNIFICANCE_HEAD = "to lose significance: smallest drop / flip / add (✓ verified)"
+
+
+def _has_significance(report) -> bool:
+    return any(getattr(c, "significance_perturbation", None) is not None for c in report.claims)
+
+
+def significance_lines(sp: dict | None) -> list[str]:
+    """One line per action ('flip: 6 (0.0004%) ✓'), or the one reason why it was not audited
+    (claims that are not significant, the order claim)."""
+    if not sp:
+        return ["–"]
+    if all(p.get("broken") is None for p in sp.values()):
+        return [next(iter(sp.values())).get("reason", "–")]
+    return [f"{a}: {perturbation_cell(p)}" for a, p in sp.items()]
+
+
 def frequentist_cell(f: dict) -> str:
     if not f:
         return "–"
@@ -148,9 +165,11 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 def _claims_html(report) -> str:
     actions = _actions(report)
+    sig = _has_significance(report)
     head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
             "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it (✓ verified)</th>"
-                                                   for a in actions) + "</tr>")
+                                                   for a in actions)
+            + (f"<th>{_html.escape(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
     rows = []
     for c in report.claims:
         cells = [f"<td>{esc(c.claim.text)}</td>",
@@ -160,6 +179,9 @@ def _claims_html(report) -> str:
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
         for a in actions:
             cells.append(f"<td>{_html.escape(perturbation_cell((c.perturbation or {}).get(a, {})))}</td>")
+        if sig:
+            lines = significance_lines(getattr(c, "significance_perturbation", None))
+            cells.append("<td class=\"why\">" + "<br>".join(_html.escape(x) for x in lines) + "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<div class=\"wrap\"><table id=\"claims\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
 
@@ -175,11 +197,14 @@ def _claim_details_html(c) -> str:
         parts.append(_html_table(pd.DataFrame(rows)))
     for n in c.notes:
         parts.append(f"<p class=\"warn\">Note: {esc(n)}</p>")
-    for action, p in (c.perturbation or {}).items():
-        acts = p.get("actions") or []
-        if p.get("broken") and acts:
-            parts.append(f"<p>{esc(action)}: {esc(perturbation_cell(p))} — the actions (first 8 steps):</p>")
-            parts.append(_html_table(pd.DataFrame(acts).head(8)))
+    for label, pert in (("overturns it", c.perturbation), ("removes its significance",
+                                                            getattr(c, "significance_perturbation", None))):
+        for action, p in (pert or {}).items():
+            acts = p.get("actions") or []
+            if p.get("broken") and acts:
+                parts.append(f"<p>{esc(action)} that {label}: {esc(perturbation_cell(p))} — the actions "
+                             "(first 8 steps):</p>")
+                parts.append(_html_table(pd.DataFrame(acts).head(8)))
     return "".join(parts)
 
 
@@ -245,6 +270,8 @@ def markdown(report) -> str:
                "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
         for a in actions:
             row[f"smallest {a} (✓ verified)"] = perturbation_cell((c.perturbation or {}).get(a, {}))
+        if _has_significance(report):
+            row[SIGNIFICANCE_HEAD] = "; ".join(significance_lines(getattr(c, "significance_perturbation", None)))
         rows.append(row)
     out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule)}", ""]
     out += [f"> {md_esc(n)}" for n in report.notes]
