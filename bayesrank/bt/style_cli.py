@@ -11,19 +11,28 @@ import time
 from bayesrank.errors import InputError
 
 
-def add_style_args(p) -> None:
-    """The style-control and reweighting flags of ``bayesrank fit``."""
-    g = p.add_argument_group("style control and reweighting (battle-level model)")
-    g.add_argument("--style", default=None, metavar="A_COL:B_COL[,A_COL:B_COL...]",
-                   help="style-controlled BT: per-battle feature columns of player a and player b (e.g. "
-                        "len_a:len_b,bold_a:bold_b); each feature is (x_a − x_b)/(x_a + x_b), standardised "
-                        "(LMArena's style control); scores are the adjusted ones, the table shows each player's "
-                        "rank change vs the plain fit")
+FIT_STYLE_HELP = ("style-controlled BT: per-battle feature columns of player a and player b (e.g. len_a:len_b,bold_a:bold_b); "
+                  "each feature is (x_a − x_b)/(x_a + x_b), standardised (LMArena's style control); scores are the "
+                  "adjusted ones, the table shows each player's rank change vs the plain fit")
+
+
+def add_style_model_args(p, style_help: str = FIT_STYLE_HELP):
+    """The flags that define the style-controlled model (``--style``, ``--style-transform``,
+    ``--style-standardize``): shared by ``fit``, ``audit`` and any command that fits it. Returns the group."""
+    g = p.add_argument_group("style control (battle-level model)")
+    g.add_argument("--style", default=None, metavar="A_COL:B_COL[,A_COL:B_COL...]", help=style_help)
     g.add_argument("--style-transform", default="normalized_diff", choices=("normalized_diff", "diff"),
                    help="feature difference: (x_a − x_b)/(x_a + x_b) (default, LMArena) or x_a − x_b")
     g.add_argument("--style-standardize", default="center_scale", choices=("center_scale", "scale", "none"),
                    help="center_scale (default, LMArena: implies a position-a effect tied to β), scale (keeps "
                         "features antisymmetric: use it when every battle involves one reference player), none")
+    return g
+
+
+def add_style_args(p) -> None:
+    """The style-control and reweighting flags of ``bayesrank fit``."""
+    g = add_style_model_args(p)
+    g.title = "style control and reweighting (battle-level model)"
     g.add_argument("--style-cluster", default=None, metavar="COL",
                    help="column of cluster labels (e.g. the prompt): cluster-robust sandwich and cluster bootstrap")
     g.add_argument("--reweight", action="store_true",

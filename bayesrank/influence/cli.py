@@ -55,11 +55,11 @@ def register(subparsers) -> None:
     p.add_argument("--certify", type=int, default=None, metavar="S",
                    help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     add_output_args(p, level=True, seed=True, plots=True)
-    from bayesrank.bt.style_cli import (
-        add_style_args,  # standard library only at module level
-    )
+    from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level
 
-    add_style_args(p)  # the flags of `bayesrank fit --style`: with --style the style-controlled BT is audited
+    add_style_model_args(p, "audit the style-controlled BT (the model of `bayesrank fit --style`): per-battle feature "
+                            "columns of player a and player b, e.g. len_a:len_b; drop, flip and add act on battles "
+                            "carrying their features")
     p.set_defaults(func=run)
 
 
@@ -108,12 +108,6 @@ def print_report(out, report, shown) -> None:
 
 def style_flag_errors(args) -> None:
     """One-line InputErrors for flags the style-controlled audit does not have."""
-    why = {"--reweight": "the audit would hold the inverse-propensity weights fixed while it drops or adds battles",
-           "--style-cluster": "clusters only change the sandwich and bootstrap intervals of `bayesrank fit`; the "
-                              "audit uses the Fisher H^-1"}
-    for flag, given in (("--reweight", args.reweight), ("--style-cluster", args.style_cluster)):
-        if given:
-            raise InputError(f"{flag} is not supported by `bayesrank audit` ({why[flag]})")
     if args.style is None:
         return
     given = [flag for flag, on in (("--robustness", args.robustness), ("--certify", args.certify is not None),

@@ -228,3 +228,23 @@ def test_tau_already_broken_is_an_input_error(wide):
         StyleTau(wide, reference=-wide.theta)
     with pytest.raises(InputError, match="one value per player"):
         StyleTau(wide, reference=wide.theta[:3])
+
+
+def test_fractional_frequencies_give_exact_fractional_budgets(state):
+    """Rows standing for fractional battles (a soft judge's split rows): the budget is the exact sum
+    of the battles acted on, not rounded, and the fraction is that sum over the total."""
+    freq = np.random.default_rng(5).uniform(0.2, 1.0, state.data.n_rows)
+    st = StyleState.fit(state.data.with_rows(freq=freq))
+    res = style_audit(st, "drop")
+    assert res.broken and res.verified, res.reason
+    total = float(res.actions["count"].sum())
+    assert total != round(total)
+    assert res.budget == pytest.approx(total, abs=1e-12)
+    assert res.fraction == pytest.approx(total / freq.sum(), abs=1e-15)
+    validate(res.to_dict(), "style_audit")
+
+
+def test_ci_aware_applies_to_margins_only(state):
+    for spec in ("tau", "ci-trace"):
+        with pytest.raises(InputError, match="--ci-aware applies to top1, topk:K and pair:A>B claims"):
+            style_audit(state, "flip", objective=spec, ci_aware=True)

@@ -202,7 +202,6 @@ def test_cli_ci_player_default_modes_confirmed_by_statsmodels(battles, tmp_path)
     (["--style", STYLE, "--min-matches", "3"], "--min-matches"),
     (["--style", "s0_a:s0_b,len_a:len_b"], "len_a"),
     (["--style", STYLE, "--objective", "tau", "--ci-aware"], "--ci-aware"),
-    (["--style", STYLE, "--reweight"], "--reweight"),
 ])
 def test_bad_input_exits_2_with_one_line(battles, capsys, flags, named):
     assert main(["audit", str(battles), *flags]) == 2
@@ -229,3 +228,4 @@ def test_help_lists_style(capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "--style A_COL:B_COL" in out and "--style-transform" in out and "--style-standardize" in out
+    assert "--reweight" not in out and "--style-cluster" not in out  # fit-only flags (bayesrank fit --style)

@@ -15,7 +15,8 @@ rows that are at least 0.8 as effective per battle, up to half the remaining mar
 whose driver is the criterion: gaps and CI ratios; not τ, where filling spends battles that the
 surrogate ranks well but that create no discordant pair: 99 vs 38 flips on AlpacaEval). When the refit shows the property broken, the
 last step is trimmed to its shortest prefix that still breaks (bisection on exact refits) and the
-final data are refitted from a **cold start** (``verified``). Budgets count battles; a budget that
+final data are refitted from a **cold start** (``verified``). Budgets count battles (summed row
+frequencies: fractional when rows carry fractional frequencies, never rounded); a budget that
 runs out is reported as not broken, never as a break. An action that leaves no finite estimate is
 excluded from then on.
 """
@@ -49,7 +50,7 @@ class StyleAudit(Result):
     model: str
     broken: bool
     verified: bool
-    budget: int | None
+    budget: float | None
     budget_limit: int
     n_comparisons: float
     reference_top: list
@@ -109,6 +110,13 @@ class StyleAudit(Result):
 
 
 # ---------------------------------------------------------------------------------------- greedy
+def battle_count(x: float) -> int | float:
+    """A number of battles as reported: an integer when it is one (to 1e-9), else the exact sum
+    (frequency-weighted rows, e.g. a soft judge's split rows, can be acted on in fractions)."""
+    r = round(x)
+    return int(r) if abs(x - r) < 1e-9 else float(x)
+
+
 def _score(objective: StyleObjective, st: StyleState, cand: Candidates) -> np.ndarray:
     """Per-battle 1sN change of the driver; with a costly 1sN only the ``preselect_size`` best of
     the cheap ``preselect`` order are refined (the others get +inf)."""
@@ -293,7 +301,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                                      status="converged" if cold.converged else "failed")
     return StyleAudit(
         objective=objective.name, action=kind, model=model, broken=broken, verified=verified,
-        budget=int(round(used)) if broken else None, budget_limit=budget, n_comparisons=n_total,
+        budget=battle_count(used) if broken else None, budget_limit=budget, n_comparisons=n_total,
         reference_top=objective.reference_top, final_top=objective.order(final_theta, state.players), initial_value=f0,
         final_value=objective.value(final_theta, st.hinv), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
         n_refits=n_refits, seconds=time.perf_counter() - t0, diagnostics=diag, final_theta=final_theta,

@@ -317,6 +317,8 @@ def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, lev
         except ValueError:
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
         return TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal)
+    if ci_aware and (spec in ("tau", "order") or spec.startswith("ci-")):
+        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
     if spec in ("tau", "order"):
         return StyleTau(state, reference, temperature, tau_threshold)
     if spec.startswith("ci-player:"):
