@@ -1,0 +1,75 @@
+"""The review's "to lose significance" answer (``significance_perturbation``) on llmfao (3,471 of
+8,931 comparisons are ties, so the review's interval is the sandwich): every verified break is
+replayed on the raw comparisons and the review's contrast test redone with statsmodels' HC0 GLM."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesrank.data import read_comparisons
+from bayesrank.datasets import path
+from bayesrank.review import review
+from tests.influence.significance_reference import fit_glm, replay, significance_margin
+
+PAIR = "GPT 4>Falcon Instruct (40B)"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return review("llmfao", fast=True, seed=0, claims=[PAIR, "top1", "order"])
+
+
+@pytest.fixture(scope="module")
+def rows():
+    f = read_comparisons(path("llmfao")).frame
+    y = f["outcome"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5})
+    return pd.DataFrame({"a": f["model_a"].astype(str), "b": f["model_b"].astype(str), "y": y})
+
+
+def _claim(report, text):
+    return next(c for c in report.claims if c.claim.text == text)
+
+
+def test_significance_is_lost_by_statsmodels_after_the_listed_actions(report, rows):
+    c = _claim(report, PAIR)
+    players = sorted(set(rows.a) | set(rows.b))
+    a, b = PAIR.split(">")
+    theta, cov = fit_glm(rows, players, "half")  # HC0: the review's sandwich, independently
+    i, j = players.index(a), players.index(b)
+    f = c.frequentist
+    assert f["supported"] and f["interval"] == "sandwich"
+    assert f["lower"] == pytest.approx(theta[i] - theta[j] - 1.959963984540054 * np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j]),
+                                       abs=1e-7)
+    n = len(rows)
+    for action, p in c.significance_perturbation.items():
+        assert p["broken"] and p["verified"] and p["objective"] == f"{PAIR}+sig", action
+        assert p["objective_details"]["covariance"] == "auto" and p["fraction"] == pytest.approx(p["budget"] / n)
+        after = significance_margin(replay(rows, p["actions"]), players, [(a, b)])
+        before = significance_margin(replay(rows, p["actions"], limit=p["budget"] - 1), players, [(a, b)])
+        assert after < 0 < before, (action, after, before)
+        assert p["budget"] <= c.perturbation[action]["budget"], action  # greedy: fewer than the reversal here
+
+
+def test_claims_without_significance_to_lose_are_not_audited(report):
+    top1, order = _claim(report, "top1"), _claim(report, "order")
+    assert not top1.frequentist["supported"]
+    for c, why in ((top1, "not significant"), (order, "order claim")):
+        assert set(c.significance_perturbation) == {"drop", "flip", "add"}
+        for p in c.significance_perturbation.values():
+            assert p["broken"] is None and p["budget"] is None and not p["verified"] and why in p["reason"]
+
+
+def test_json_html_and_markdown_show_the_column(report, tmp_path):
+    out = tmp_path / "r.json"
+    report.to_json(out)  # validated against schemas/review.json
+    doc = json.loads(out.read_text())
+    pair = next(c for c in doc["claims"] if c["claim"] == PAIR)
+    assert pair["significance_perturbation"]["flip"]["budget"] == _claim(report, PAIR).significance_perturbation["flip"]["budget"]
+    budget = pair["significance_perturbation"]["drop"]["budget"]
+    page, md = report.to_html(), report.to_markdown()
+    assert "to lose significance" in page and f"drop: {budget} (" in page and "removes its significance" in page
+    row = next(line for line in md.splitlines() if line.startswith("| GPT 4&gt;Falcon"))
+    assert f"drop: {budget} (" in row and row.count("✓") >= 6
+    assert "not significant: no significance to lose" in md
