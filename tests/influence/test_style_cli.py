@@ -229,3 +229,18 @@ def test_help_lists_style(capsys):
     out = capsys.readouterr().out
     assert "--style A_COL:B_COL" in out and "--style-transform" in out and "--style-standardize" in out
     assert "--reweight" not in out and "--style-cluster" not in out  # fit-only flags (bayesrank fit --style)
+
+
+def test_weighted_battles_give_fractional_budgets(battles, tmp_path):
+    """Battles with fractional weights (e.g. a soft judge's preferences split into two weighted
+    rows): the CLI runs, and each budget is the exact sum of the weights acted on (not rounded)."""
+    raw = pd.read_csv(battles)
+    raw["weight"] = np.random.default_rng(3).uniform(0.2, 1.0, len(raw)).round(3)
+    csv = tmp_path / "weighted.csv"
+    raw.to_csv(csv, index=False)
+    d = _cli_json(csv, tmp_path, "--actions", "drop,flip")
+    assert d["audits"]["drop"]["n_comparisons"] == pytest.approx(raw["weight"].sum())
+    for audit in d["audits"].values():
+        assert audit["broken"] and audit["verified"], audit["reason"]
+        assert audit["budget"] == pytest.approx(sum(a["count"] for a in audit["actions"]), abs=1e-9)
+    assert any(a["budget"] != round(a["budget"]) for a in d["audits"].values())

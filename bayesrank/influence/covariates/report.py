@@ -71,7 +71,7 @@ class StyleAuditReport(Result):
                  "seconds": r.seconds, "final_top": ", ".join(r.final_top), "reason": r.reason}
                 for a, r in self.audits.items()]
         df = pd.DataFrame(rows, columns=TABLE_COLUMNS)
-        df["budget"] = df["budget"].astype("Int64")
+        df["budget"] = df["budget"].astype(float)  # battles; fractional with fractional row frequencies
         df["fraction"] = df["fraction"].astype(float)
         return df
 
