@@ -10,7 +10,6 @@ import time
 
 from bayesrank.errors import InputError
 
-
 FIT_STYLE_HELP = ("style-controlled BT: per-battle feature columns of player a and player b (e.g. len_a:len_b,bold_a:bold_b); "
                   "each feature is (x_a − x_b)/(x_a + x_b), standardised (LMArena's style control); scores are the "
                   "adjusted ones, the table shows each player's rank change vs the plain fit")

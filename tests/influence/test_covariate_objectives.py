@@ -5,7 +5,6 @@ style features; scipy's Kendall τ)."""
 
 import numpy as np
 import pytest
-import statsmodels.api as sm
 from scipy.stats import kendalltau, spearmanr
 
 from bayesrank.bt.style import battle_data, simulate_style_battles
@@ -20,8 +19,8 @@ from bayesrank.influence.covariates import (
     newton_point_covariance,
     style_audit,
 )
-from bayesrank.influence.covariates.state import Candidates
 from bayesrank.protocol import validate
+from tests.influence.style_reference import glm, replay
 
 STYLE = "s0_a:s0_b,s1_a:s1_b"
 
@@ -41,32 +40,6 @@ def state():
 def wide():
     """Ten players: breaking τ ≤ 0.8 needs several discordant pairs, hence several battles."""
     return _state(10, 3000, seed=11, theta_sd=0.6)
-
-
-def glm(data):
-    """Independent refit: statsmodels' logistic GLM (player 0 as reference, ±1 player columns and
-    the features, frequency weights), returned as (θ on Σθ = 0, its covariance)."""
-    k = data.n_players
-    keep = data.freq > 0
-    z = np.zeros((data.n_rows, k))
-    z[np.arange(data.n_rows), data.i] += 1
-    z[np.arange(data.n_rows), data.j] -= 1
-    res = sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
-                 freq_weights=data.freq[keep]).fit(tol=1e-13)
-    a = np.eye(k) - 1.0 / k
-    theta = a @ np.concatenate([[0.0], res.params[: k - 1]])
-    c = np.zeros((k, k))
-    c[1:, 1:] = np.asarray(res.cov_params())[: k - 1, : k - 1]
-    return theta, a @ c @ a
-
-
-def replay(data, actions):
-    """Re-apply a logged audit's actions (row indices refer to the data at each step)."""
-    for _, act in actions.iterrows():
-        c = Candidates(act["kind"], np.array([int(act["row"])]), np.array([act.get("y_new", np.nan)]),
-                       np.array([np.inf]), np.zeros(1), np.zeros(1))
-        data = apply(data, c, 0, float(act["count"]))
-    return data
 
 
 def without_last_battle(data, actions):

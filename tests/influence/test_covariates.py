@@ -19,6 +19,7 @@ from bayesrank.influence.covariates import (
     style_audit,
 )
 from bayesrank.protocol import validate
+from tests.influence.style_reference import glm, replay
 
 STYLE = "s0_a:s0_b,s1_a:s1_b"
 
@@ -90,32 +91,16 @@ def test_greedy_audit_breaks_top1_verified(state, kind, tmp_path):
 
 
 def _redo(data, a, m):
-    """Re-apply a logged action to data (row indices refer to the data at that step)."""
-    from bayesrank.influence.covariates import Candidates
-
-    c = Candidates(a["kind"], np.array([int(a["row"])]), np.array([a.get("y_new", np.nan)]), np.array([np.inf]),
-                   np.zeros(1), np.zeros(1))
-    return apply(data, c, 0, float(m))
+    """Re-apply a logged action, ``m`` times."""
+    return replay(data, [dict(a, count=m)])
 
 
 def test_top1_break_confirmed_by_statsmodels(state):
     """Independent check of a verified break: statsmodels' logistic GLM on the perturbed battles
     (player contrasts + features) ranks a different player first."""
-    import statsmodels.api as sm
-
     res = style_audit(state, "flip")
-    data = state.data
-    for _, a in res.actions.iterrows():
-        data = _redo(data, a, a["count"])
-    k = data.n_players
-    z = np.zeros((data.n_rows, k))
-    z[np.arange(data.n_rows), data.i] += 1
-    z[np.arange(data.n_rows), data.j] -= 1
-    keep = data.freq > 0
-    glm = sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
-                 freq_weights=data.freq[keep]).fit(tol=1e-12)
-    theta = np.concatenate([[0.0], glm.params[: k - 1]])
-    assert str(data.players[np.argmax(theta)]) == res.final_top[0] != res.reference_top[0]
+    data = replay(state.data, res.actions)
+    assert str(data.players[np.argmax(glm(data)[0])]) == res.final_top[0] != res.reference_top[0]
 
 
 def test_not_broken_within_budget_reported_honestly(state):

@@ -21,7 +21,7 @@ def battles(tmp_path_factory):
     n = 3000
     a = rng.integers(0, 5, n)
     b = (a + rng.integers(1, 5, n)) % 5
-    length = lambda idx: np.where(idx == 1, rng.lognormal(6.6, 0.25, n), rng.lognormal(5.6, 0.25, n))  # noqa: E731
+    length = lambda idx: np.where(idx == 1, rng.lognormal(6.6, 0.25, n), rng.lognormal(5.6, 0.25, n))
     la, lb = length(a), length(b)
     raw = (la - lb) / (la + lb)
     d = (raw - raw.mean()) / raw.std()
@@ -101,7 +101,7 @@ def test_order_claim_false_under_style_control_is_not_audited(battles):
 
     path, _ = battles
     rep = review(path, fast=True, claims=["order"], style="len_a:len_b", budget=60)
-    plain, styled = rep.claims
+    _, styled = rep.claims
     assert styled.claim.text == "order [style-controlled]"
     lb = pd.DataFrame(next(s for s in rep.sections if s.key == "style").data["leaderboard"])
     ref = rep.leaderboard.set_index("player")["score"]
@@ -136,34 +136,20 @@ def test_order_claim_audited_under_style_control(balanced):
     style-controlled model against the *reported* (plain) order: each verified break, replayed on
     the battles and refitted by statsmodels (player contrasts + the length feature), has scipy
     Kendall τ ≤ 0.9 to the reported order."""
-    import statsmodels.api as sm
     from scipy.stats import kendalltau
 
     from bayesrank.bt.style import StyleBT
-    from bayesrank.influence.covariates import apply
-    from bayesrank.influence.covariates.state import Candidates
+    from tests.influence.style_reference import glm, replay
 
     rep = review(balanced, fast=True, claims=["order"], style="len_a:len_b", budget=200)
-    plain, styled = rep.claims
+    _, styled = rep.claims
     ref = rep.leaderboard.set_index("player")["score"]
     assert styled.frequentist["contrast"] == "Kendall τ > 0.9" and styled.frequentist["estimate"] > 0.5
     assert 0 <= styled.bayesian["probability"] <= 1
     broken = {a: p for a, p in styled.perturbation.items() if p["broken"]}
     assert broken, styled.perturbation
     data = StyleBT(balanced, style="len_a:len_b").data
-    k = data.n_players
     for action, p in broken.items():
         assert p["verified"] and p["budget"] == sum(x["count"] for x in p["actions"])
-        d = data
-        for x in p["actions"]:
-            c = Candidates(x["kind"], np.array([x["row"]]), np.array([x.get("y_new", np.nan)]), np.array([np.inf]),
-                           np.zeros(1), np.zeros(1))
-            d = apply(d, c, 0, x["count"])
-        z = np.zeros((d.n_rows, k))
-        z[np.arange(d.n_rows), d.i] += 1
-        z[np.arange(d.n_rows), d.j] -= 1
-        keep = d.freq > 0
-        fit = sm.GLM(d.y[keep], np.column_stack([z[keep, 1:], d.X[keep]]), family=sm.families.Binomial(),
-                     freq_weights=d.freq[keep]).fit(tol=1e-12)
-        theta = np.concatenate([[0.0], fit.params[: k - 1]])
-        assert kendalltau(theta, ref.loc[[str(q) for q in d.players]].to_numpy()).statistic <= 0.9, action
+        theta = glm(replay(data, p["actions"]))[0]
+        assert kendalltau(theta, ref.loc[[str(q) for q in data.players]].to_numpy()).statistic <= 0.9, action

@@ -30,8 +30,18 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError, NoFiniteEstimateError
-from bayesrank.influence.covariates.objectives import PairGap, StyleObjective, TopKGap, style_objective
-from bayesrank.influence.covariates.state import Candidates, StyleState, apply_batch, candidates
+from bayesrank.influence.covariates.objectives import (
+    PairGap,
+    StyleObjective,
+    TopKGap,
+    style_objective,
+)
+from bayesrank.influence.covariates.state import (
+    Candidates,
+    StyleState,
+    apply_batch,
+    candidates,
+)
 from bayesrank.protocol import Diagnostics, Result
 
 

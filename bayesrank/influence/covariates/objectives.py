@@ -54,7 +54,7 @@ class StyleObjective:
 
     name = "objective"
     k = 1
-    reference_top: list = []
+    reference_top: tuple | list = ()
     driver_is_criterion = True
     uses_hinv = False
     preselect: str | None = None

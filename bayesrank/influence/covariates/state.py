@@ -61,12 +61,12 @@ class StyleState:
             self.hinv = constrained_covariance(self.hessian, self.data.n_players, self.data.n_features)
 
     @classmethod
-    def fit(cls, data: BattleData, ridge: float = 0.0, beta_ridge: float = 0.0, start=None) -> "StyleState":
+    def fit(cls, data: BattleData, ridge: float = 0.0, beta_ridge: float = 0.0, start=None) -> StyleState:
         res = newton(data, start=start, ridge=ridge, beta_ridge=beta_ridge, tol=1e-11)
         return cls(data, res.params, res.hessian, ridge, beta_ridge, bool(res.converged and np.all(np.isfinite(res.params))),
                    res.gradient_norm)
 
-    def refit(self, data: BattleData, start=None) -> "StyleState":
+    def refit(self, data: BattleData, start=None) -> StyleState:
         """Exact refit of ``data`` with this state's penalties (warm start at φ̂ unless ``start``)."""
         return StyleState.fit(data, self.ridge, self.beta_ridge, start=self.params if start is None else start)
 
@@ -103,7 +103,7 @@ class StyleState:
 
     def per_battle(self, rows: np.ndarray):
         """(σ(η_n), score s_n = v(σ − y), curvature c_n = vσ(1 − σ)) per battle of each row."""
-        eta, p, _ = loss_terms(self.data, self.params)
+        _, p, _ = loss_terms(self.data, self.params)
         v = self.data.weight[rows]
         return p[rows], v * (p[rows] - self.data.y[rows]), v * p[rows] * (1 - p[rows])
 
@@ -122,7 +122,7 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.row)
 
-    def take(self, idx) -> "Candidates":
+    def take(self, idx) -> Candidates:
         idx = np.atleast_1d(idx)
         return Candidates(self.kind, self.row[idx], self.y_new[idx], self.capacity[idx], self.g[idx], self.c[idx])
 
