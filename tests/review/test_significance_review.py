@@ -73,3 +73,18 @@ def test_json_html_and_markdown_show_the_column(report, tmp_path):
     row = next(line for line in md.splitlines() if line.startswith("| GPT 4&gt;Falcon"))
     assert f"drop: {budget} (" in row and row.count("✓") >= 6
     assert "not significant: no significance to lose" in md
+
+
+@pytest.mark.slow
+def test_arena_significance_is_lost_before_the_reversal():
+    """1.67M arena votes (sandwich): every significant default claim loses its significance by a
+    verified drop, flip and add, each no larger than the verified reversal of the same action."""
+    rep = review("arena", fast=True, seed=0)
+    supported = [c for c in rep.claims if c.frequentist["supported"]]
+    assert len(supported) == 5 and {c.claim.text for c in supported} >= {"top1", "topk:5"}
+    for c in supported:
+        for action, p in c.significance_perturbation.items():
+            rev = c.perturbation[action]
+            assert p["broken"] and p["verified"] and rev["broken"] and rev["verified"], (c.claim.text, action)
+            assert p["final_value"] < 0 < p["initial_value"]
+            assert p["budget"] <= rev["budget"], (c.claim.text, action, p["budget"], rev["budget"])
