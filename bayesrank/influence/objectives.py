@@ -699,6 +699,19 @@ OBJECTIVE_HELP = "top1 | topk:K | pair:A>B (or A>B) | tau (or order) | ci-player
 MODE_SUFFIXES = {"+sig": "significance", "+ci": "ci"}
 
 
+def _names_a_pair(spec: str, players) -> bool:
+    """``spec`` (with any suffix) is already ``[pair:]A>B`` with two players of the data."""
+    from bayesrank.data.claims import split_pair_claim
+
+    if not (spec.startswith("pair:") or ">" in spec):
+        return False
+    try:
+        split_pair_claim(spec.removeprefix("pair:"), players)
+    except InputError:
+        return False
+    return True
+
+
 def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, level: float = 0.95,
                     significance: bool = False, covariance: str = "auto", **kw) -> Objective:
     """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`.
@@ -710,7 +723,7 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
     ``+sig`` (``top1+sig``, ``topk:3+sig``, ``pair:A>B+sig``) select the same modes. ``A>B``
     without the prefix and ``order`` (for ``tau``) are accepted as the review's claim names."""
     for suffix, mode in MODE_SUFFIXES.items():
-        if spec.endswith(suffix):
+        if spec.endswith(suffix) and not _names_a_pair(spec, state.players):  # a player may be called "X+ci"
             spec = spec[: -len(suffix)]
             ci_aware = ci_aware or mode == "ci"
             significance = significance or mode == "significance"

@@ -226,3 +226,16 @@ def test_cli_significance_json(tmp_path, capsys):
     assert main(["audit", "nba", "--objective", "tau", "--significance"]) == 2
     err = capsys.readouterr().err
     assert "choose one" in err and "tau" in err
+
+
+def test_mode_suffixes_and_a_player_named_like_one():
+    """``+sig``/``+ci`` select the modes, unless the whole spec already names two players."""
+    counts = _tiny(False)
+    st = BTState.fit(counts)
+    assert parse_objective("top1+sig", st).name == "top1+sig" and parse_objective("pair:A>B+ci", st).ci_aware
+    assert parse_objective("A>C+sig", st).significance
+    odd = BTState.fit(PairCounts(np.array(["A", "B+sig", "C"]), counts.i, counts.j, counts.wins_i, counts.wins_j,
+                                 counts.ties))
+    plain = parse_objective("A>B+sig", odd)
+    assert plain.mode == "point" and plain.player_b == "B+sig"
+    assert parse_objective("A>B+sig+sig", odd).significance
