@@ -17,22 +17,21 @@ Prior (the model's, ``bayesrank.hja.pymc_model.build_hja_model``), drawn here wi
   model's Bartlett potentials act on the Gram–Schmidt radii only, so they leave these directions
   Haar-uniform (models/hja.md); ``U = P diag(s)``; column signs folded so that ``V[a_c, c] > 0``.
 
-Uniformity: per quantity a chi-square test on 10 equal bins, Bonferroni across quantities (family-wise
-level ``alpha``); :func:`power` gives the chance to detect a posterior whose SD is off by a factor ``c``
-or whose centre is off by ``delta`` posterior SDs.
+Uniformity (``bayesrank.sbc``, shared with the Bradley–Terry SBC): per quantity a chi-square test on 10
+equal bins and a dispersion test on the mean of ``(u − ½)²`` (exact null moments), Bonferroni over all
+tests and quantities (family-wise level ``alpha``); ``bayesrank.sbc.power`` gives each test's chance to
+detect a posterior whose SD is off by a factor ``c`` or whose centre is off by ``delta`` posterior SDs.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy.special import expit
-from scipy.stats import chi2, ncx2, norm
 
 from bayesrank.hja.data import JudgePairCounts
+from bayesrank.sbc import L_DRAWS, rank_of_truth
 
-L_DRAWS = 99
-BINS = 10
+__all__ = ["design", "prior_draw", "quantities", "quantity_names", "sbc_ranks"]
 
 
 def design(n_judges: int, n_players: int, per_cell: int) -> JudgePairCounts:
@@ -99,7 +98,6 @@ def sbc_ranks(n_sims: int = 200, seed: int = 0, n_judges: int = 3, n_players: in
     backend = nutpie_backend()
     compiled = nutpie.compile_pymc_model(model, freeze_model=False, backend=backend, gradient_backend=backend)
     rng = np.random.default_rng(seed)
-    thin = 2 * draws // (L_DRAWS + 1)
     ranks, divergences = [], 0
     for _ in range(n_sims):
         t = prior_draw(rng, K, N, r, anchors=anchors, **prior)
@@ -109,7 +107,7 @@ def sbc_ranks(n_sims: int = 200, seed: int = 0, n_judges: int = 3, n_players: in
                            seed=int(rng.integers(2**31)), progress_bar=False)
         post = tr.posterior
 
-        def arr(name, shape):
+        def arr(name, shape, post=post):
             return post[name].values.reshape((2 * draws,) + shape)
 
         if r:
@@ -118,33 +116,8 @@ def sbc_ranks(n_sims: int = 200, seed: int = 0, n_judges: int = 3, n_players: in
         else:
             q = quantities(arr("mu", (N,)), arr("gamma", (K,)), np.zeros((2 * draws, 0)), np.zeros((2 * draws, K, 0)),
                            np.zeros((2 * draws, N, 0)))
-        # interleave the chains (c0 d0, c1 d0, c0 d1, ...), keep every `thin`-th draw, the first L
-        kept = q.reshape(2, draws, -1).transpose(1, 0, 2).reshape(2 * draws, -1)[::thin][:L_DRAWS]
         truth = quantities(t["mu"], t["gamma"], t["s"], t["U"], t["V"])
-        ranks.append((kept < truth).sum(axis=0))
+        ranks.append(rank_of_truth(q.reshape(2, draws, -1), truth, L_DRAWS))
         divergences += int(np.asarray(tr.sample_stats["diverging"]).sum())
     return np.array(ranks), divergences, quantity_names(K, N, r)
 
-
-def uniformity(ranks: np.ndarray, names=None, alpha: float = 0.01) -> dict:
-    """Chi-square test of uniform ranks (10 bins of 10 rank values) per quantity, Bonferroni at ``alpha``."""
-    n, p = ranks.shape
-    bins = ranks * BINS // (L_DRAWS + 1)
-    counts = np.stack([np.bincount(bins[:, j], minlength=BINS) for j in range(p)])
-    expected = n / BINS
-    stat = ((counts - expected) ** 2 / expected).sum(axis=1)
-    pvals = chi2.sf(stat, BINS - 1)
-    table = pd.DataFrame({"quantity": names if names is not None else range(p), "chi2": stat, "p_value": pvals})
-    return {"table": table, "min_p": float(pvals.min()), "threshold": alpha / p,
-            "uniform": bool(pvals.min() > alpha / p), "bin_counts": counts}
-
-
-def power(n_sims: int, n_quantities: int, c: float = 1.0, delta: float = 0.0, alpha: float = 0.01) -> float:
-    """Chance that one quantity's chi-square (level alpha/n_quantities) rejects when the computed
-    posterior is N(m + δ·s, (c·s)²) instead of N(m, s²): rank/L ≈ Φ((Z − δ)/c), Z ~ N(0, 1)."""
-    edges = np.linspace(0, 1, BINS + 1)
-    cdf = norm.cdf(c * norm.ppf(np.clip(edges, 1e-300, 1 - 1e-16)) + delta)
-    cdf[0], cdf[-1] = 0.0, 1.0
-    prob = np.diff(cdf)
-    lam = n_sims * ((prob - 1 / BINS) ** 2 / (1 / BINS)).sum()
-    return float(ncx2.sf(chi2.isf(alpha / n_quantities, BINS - 1), BINS - 1, lam))
