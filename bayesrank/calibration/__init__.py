@@ -10,7 +10,7 @@ from bayesrank._lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     **dict.fromkeys(["CALIBRATION_ERRORS", "ESTIMATORS", "auroc", "brier", "ece", "ece_equal_mass", "estimate",
-                     "kde_ece", "ks_error", "nll", "smooth_ece"], "estimators"),
+                     "kde_ece", "ks_error", "nll", "smooth_ece", "ece2_debiased"], "estimators"),
     **dict.fromkeys(["CalibrationReport", "GapResult", "analyze", "calibration_gap"], "gap"),
     **dict.fromkeys(["ProtocolCard", "ProtocolIncompleteError"], "protocol"),
     **dict.fromkeys(["read_boolq_file", "read_boolq_llama3", "read_openai_logprobs"], "readers"),

@@ -58,7 +58,8 @@ def register(subparsers) -> None:
     p.add_argument("--by", default=None, help="comma-separated grouping columns; each must be in the data "
                                               "(default: model,dataset when present; prompt_variant for BoolQ)")
     p.add_argument("--axes", default=None, help="extra protocol-axis columns to keep (e.g. prompt_variant)")
-    p.add_argument("--estimators", default="ece,kde,ks,smece", help="subset of ece,ece_em,kde,ks,smece")
+    p.add_argument("--estimators", default="ece,kde,ks,smece", help="subset of ece,ece_em,kde,ks,smece,ece2_debiased (ece2_debiased: Kumar et al.'s debiased squared "
+                                                             "l2 error, bootstrap interval only)")
     p.add_argument("--scores", default="brier,nll,auroc", help="subset of brier,nll,auroc (empty string: none)")
     p.add_argument("--protocol", default=None, help="constant protocol fields, e.g. provenance=self_generated,scored_answer=generated,readout=T1,context=bare")
     p.add_argument("--word-map", default=None, help="verbal phrases -> probability, e.g. 'very certain=0.9,uncertain=0.4'")

@@ -16,6 +16,10 @@ Definitions (N items, bins B_b, n_b = |B_b|):
                (evaluated at the distinct confidence values, so ties cannot change the answer).
 - ``smece``    smooth ECE of Błasiok & Nakkiran (2023) with relplot's discretisation (reflected
                Gaussian kernel on a grid, bandwidth σ* solving ``smECE_σ = σ`` by bisection).
+- ``ece2_debiased``  debiased squared ℓ2 binned calibration error of Kumar, Liang & Ma (2019,
+               "Verified uncertainty calibration"): ``Σ_b (n_b/N)[(ȳ_b − c̄_b)² − ȳ_b(1 − ȳ_b)/(n_b − 1)]``
+               over equal-mass bins (their ``get_equal_bins``); bins with fewer than 2 items count 0.
+               On the SQUARED scale (not clipped, may be negative): see :func:`ece2_debiased`.
 - ``brier``    ``mean((c − y)²)``;  ``nll``  ``−mean(y log c + (1−y) log(1−c))`` (c clipped to
                [1e-15, 1 − 1e-15]);  ``auroc``  Mann–Whitney probability that a correct item has higher
                confidence than an incorrect one (ties count 1/2).
@@ -36,6 +40,10 @@ __all__ = [
     "kde_ece",
     "ks_error",
     "smooth_ece",
+    "ece2_debiased",
+    "ece2_plugin",
+    "kumar_equal_mass_edges",
+    "discrete_edges",
     "brier",
     "nll",
     "auroc",
@@ -342,6 +350,95 @@ def smece_sigma(f, eps: float = 0.001) -> float:
     return hi
 
 
+# ----------------------------------------------------------------------------- debiased ℓ2 ECE
+def kumar_equal_mass_edges(confidence, n_bins: int = 10) -> np.ndarray:
+    """Upper bin edges of Kumar et al.'s ``get_equal_bins``: the sorted confidences split by
+    ``np.array_split`` into ``min(n_bins, N)`` parts, an edge at the midpoint between the last value
+    of a part and the first of the next, then 1.0; duplicates removed. Bin b is ``(e_{b−1}, e_b]``
+    (``searchsorted(edges, c)``), so tied confidences share a bin."""
+    s = np.sort(np.asarray(confidence, dtype=float).ravel())
+    k = min(int(n_bins), s.size)
+    sizes = np.full(k, s.size // k)
+    sizes[: s.size % k] += 1
+    starts = np.cumsum(sizes)[:-1]  # first index of parts 1 .. k−1
+    return np.unique(np.append((s[starts - 1] + s[starts]) / 2.0, 1.0))
+
+
+def discrete_edges(confidence) -> np.ndarray:
+    """Upper bin edges of Kumar et al.'s ``get_discrete_bins``: one bin per distinct confidence
+    (edges at the midpoints between consecutive distinct values, then 1.0)."""
+    u = np.unique(np.asarray(confidence, dtype=float).ravel())
+    return np.append((u[:-1] + u[1:]) / 2.0, 1.0)
+
+
+def _edges(c: np.ndarray, n_bins, binning: str) -> np.ndarray:
+    if binning == "equal_mass":
+        return kumar_equal_mass_edges(c, _check_bins(n_bins))
+    if binning == "discrete":
+        return discrete_edges(c)
+    raise InputError(f"binning={binning!r}; expected 'equal_mass' or 'discrete'")
+
+
+def _check_bins(n_bins) -> int:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins={n_bins!r}; expected a positive integer number of bins")
+    return int(n_bins)
+
+
+def squared_binned_terms(c: np.ndarray, y: np.ndarray, edges: np.ndarray, weights: np.ndarray | None = None):
+    """Per bin of ``edges`` (upper edges, right-closed): total weight ``n_b`` (item count when
+    ``weights`` is None), mean confidence ``c̄_b`` and mean label/probability ``ȳ_b``; empty bins NaN."""
+    ids = np.searchsorted(edges, c)
+    w = np.ones_like(c) if weights is None else weights
+    nb = np.bincount(ids, weights=w, minlength=edges.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cb = np.bincount(ids, weights=w * c, minlength=edges.size) / nb
+        yb = np.bincount(ids, weights=w * y, minlength=edges.size) / nb
+    return nb, cb, yb
+
+
+def ece2_plugin(confidence, probability, n_bins: int = 10, binning: str = "equal_mass") -> float:
+    """Plug-in squared ℓ2 binned calibration error ``Σ_b (n_b/N)(ȳ_b − c̄_b)²`` on Kumar et al.'s
+    equal-mass bins (``binning="discrete"``: one bin per distinct confidence). ``probability`` may be labels or probabilities
+    in [0, 1]: with labels this is the estimator Kumar et al. debias (biased upwards by
+    ``Σ_b Var(ȳ_b)·n_b/N``); with ``P(y=1 | item)`` on a large sample it is the population value
+    ``Σ_b P(b)(E[y | b] − E[c | b])²`` that :func:`ece2_debiased` estimates."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    p = np.asarray(probability, dtype=float).ravel()
+    if c.shape != p.shape or c.size == 0:
+        raise InputError(f"confidence has {c.size} values and probability {p.size}; expected equal, non-zero lengths")
+    bad = ~(np.isfinite(c) & np.isfinite(p) & (c >= 0) & (c <= 1) & (p >= 0) & (p <= 1))
+    if bad.any():
+        raise InputError(f"row {int(np.flatnonzero(bad)[0])}: confidence and probability must be finite values in [0, 1]")
+    nb, cb, yb = squared_binned_terms(c, p, _edges(c, n_bins, binning))
+    ok = nb > 0
+    return float(np.sum(nb[ok] * (yb[ok] - cb[ok]) ** 2) / c.size)
+
+
+def ece2_debiased(confidence, correct, n_bins: int = 10, binning: str = "equal_mass") -> float:
+    """Debiased squared ℓ2 calibration error (Kumar, Liang & Ma 2019, ``unbiased_square_ce``):
+
+    ``Σ_b (n_b/N) [(ȳ_b − c̄_b)² − ȳ_b(1 − ȳ_b)/(n_b − 1)]`` over bins with ``n_b ≥ 2`` (others
+    count 0), bins from :func:`kumar_equal_mass_edges` (``binning="discrete"``: one bin per distinct
+    confidence, :func:`discrete_edges`, the bins Kumar et al. use for a discrete readout). Given the bins and the confidences, the
+    ``y_i`` of bin b are independent Bernoulli(π_b) when the confidence is constant within a bin (a
+    discrete readout, or a binned model: Kumar et al.'s setting), so ``E(ȳ_b − c̄_b)² = (π_b − c̄_b)²
+    + π_b(1 − π_b)/n_b`` and ``E[ȳ_b(1 − ȳ_b)] = π_b(1 − π_b)(n_b − 1)/n_b``: the correction removes
+    the label-noise term exactly. With confidences varying inside a bin the residual bias is
+    ``[Var(c | b) − 2 Cov(c, y | b)]/N`` summed over bins (order bin-width²/N).
+
+    Reported on the squared scale, NOT clipped at 0 (a negative value is an unbiased estimate of a
+    small error); Kumar et al.'s ``get_calibration_error`` returns ``sqrt(max(·, 0))``, which is
+    biased upwards near 0 — the bias this estimator exists to remove. The gap of two signals is
+    ``ece2_debiased(verbal) − ece2_debiased(token)``, an unbiased estimate of the difference of
+    squared errors."""
+    c, y = validate_pair(confidence, correct)
+    nb, cb, yb = squared_binned_terms(c, y, _edges(c, n_bins, binning))
+    ok = nb >= 2
+    terms = (yb[ok] - cb[ok]) ** 2 - yb[ok] * (1.0 - yb[ok]) / (nb[ok] - 1.0)
+    return float(np.sum(nb[ok] * terms) / c.size)
+
+
 # ----------------------------------------------------------------------------- scores
 def brier(confidence, correct) -> float:
     """Brier score ``mean((c − y)²)``."""
@@ -374,6 +471,7 @@ CALIBRATION_ERRORS = {
     "kde": kde_ece,
     "ks": ks_error,
     "smece": smooth_ece,
+    "ece2_debiased": ece2_debiased,
 }
 SCORES = {"brier": brier, "nll": nll, "auroc": auroc}
 ESTIMATORS = {**CALIBRATION_ERRORS, **SCORES}

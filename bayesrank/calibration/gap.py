@@ -14,7 +14,7 @@ import pandas as pd
 from bayesrank.errors import InputError, ProtocolWarning
 from bayesrank.protocol import Diagnostics, Result
 
-from .bootstrap import bootstrap_estimator, bootstrap_gap
+from .bootstrap import BOOTSTRAP_WORLD_TRUTH, bootstrap_estimator, bootstrap_gap
 from .estimators import CALIBRATION_ERRORS, SCORES
 from .protocol import PROTOCOL_COLUMNS, ProtocolCard, card_from_levels
 from .records import ConfidenceRecords
@@ -22,6 +22,8 @@ from .records import ConfidenceRecords
 DEFAULT_ESTIMATORS = ("ece", "kde", "ks", "smece")
 DEFAULT_SCORES = ("brier", "nll", "auroc")
 BOOTSTRAP_INTERVAL = "paired percentile bootstrap (items resampled with both readouts)"
+DEBIASED_BOOTSTRAP_INTERVAL = ("paired basic bootstrap (items resampled with both readouts; resampled errors measured "
+                               "from the un-debiased plug-in, the bootstrap world's truth)")
 
 
 @dataclass
@@ -57,7 +59,8 @@ class GapResult:
             "verbal": {"estimate": self.verbal["estimate"], "lower": self.verbal["ci"][0], "upper": self.verbal["ci"][1]},
             "token": {"estimate": self.token["estimate"], "lower": self.token["ci"][0], "upper": self.token["ci"][1]},
             "gap": {"estimate": self.gap, "lower": self.gap_ci[0], "upper": self.gap_ci[1],
-                    "interval": BOOTSTRAP_INTERVAL, "n_boot": self.n_boot, "n_failed": self.n_failed},
+                    "interval": DEBIASED_BOOTSTRAP_INTERVAL if self.estimator in BOOTSTRAP_WORLD_TRUTH else BOOTSTRAP_INTERVAL,
+                    "n_boot": self.n_boot, "n_failed": self.n_failed},
             "posterior": post,
             "protocol_card": {**self.card.to_dict(), "missing": self.card.missing},
         }
@@ -299,8 +302,11 @@ def analyze(
         from .posterior import fit_gap_posterior
 
         cells = {name: (g["verbal"].to_numpy(), g["token"].to_numpy(), g["correct"].to_numpy()) for name, _, g in groups}
+        from .functionals import FUNCTIONALS
+
         post = fit_gap_posterior(cells, seed=seed, level=level, **(posterior_kwargs or {}))
-        post_table = post.gap_summary(estimators)
+        with_functional = [e for e in estimators if e in FUNCTIONALS]  # ece2_debiased: bootstrap only (docs)
+        post_table = post.gap_summary(with_functional) if with_functional else pd.DataFrame()
 
     sig_rows, gap_rows, results = [], [], []
     score_failed = score_boots = 0
@@ -314,7 +320,7 @@ def analyze(
                 res = calibration_gap(v, t, y, est, card=card, n_boot=n_boot, level=level, seed=seed + 1000 * gi + ei, group=gdict)
                 if not post_table.empty:
                     row = post_table[(post_table["cell"] == name) & (post_table["estimator"] == est)]
-                    res.posterior = row.iloc[0].to_dict()
+                    res.posterior = row.iloc[0].to_dict() if len(row) else None
                 results.append(res)
                 for sig in ("verbal", "token"):
                     d = getattr(res, sig)
