@@ -32,7 +32,14 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.bt.likelihood import TIE_MODELS
-from bayesrank.bt.mle import FAILED_POLICIES, bootstrap_fits, constrained_covariance, fit_newton, sandwich_covariance
+from bayesrank.bt.mle import (
+    FAILED_POLICIES,
+    bootstrap_fits,
+    constrained_covariance,
+    default_interval,
+    fit_newton,
+    sandwich_covariance,
+)
 from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA, DEFAULT_TIE_PRIOR_SIGMA
 from bayesrank.bt.result import LeaderboardFit, two_sided_z
 from bayesrank.data.aggregate import PairCounts
@@ -115,7 +122,7 @@ class BradleyTerry:
         if ci not in CI_CHOICES:
             raise InputError(f"ci must be one of {CI_CHOICES}, got {ci!r}")
         if ci == "auto":
-            return "sandwich" if (ties == "half" and self.has_ties) else "fisher"
+            return default_interval(ties, self.has_ties)
         return ci
 
     def model_for(self, ties: str):

@@ -148,6 +148,13 @@ def newton(
     return NewtonResult(params=x, loss=loss, hessian=hess, iterations=it, converged=converged, gradient=grad)
 
 
+def default_interval(ties: str, has_ties: bool) -> str:
+    """The package's default interval of the MLE: ``sandwich`` when ties are scored as half-wins
+    and the data contain ties (the half-win likelihood misstates the variance of a tie), ``fisher``
+    otherwise — for ``bayesrank fit``, the audits' significance mode and the review."""
+    return "sandwich" if ties == "half" and has_ties else "fisher"
+
+
 def constrained_covariance(hessian: np.ndarray, k: int, n_extra: int = 0) -> np.ndarray:
     """``Q (QᵀHQ)⁻¹ Qᵀ``: covariance of φ̂ under ``Σθ = 0`` from the observed information ``H``."""
     q = constraint_basis(k, n_extra)

@@ -148,13 +148,11 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
         raise InputError("--certify with --significance needs Fisher intervals (data without ties, or --ties drop): "
                          "the exhaustive search checks breaks with H^-1 only")
 
-    def score_key(obj):  # a loss-of-significance audit measures none of the robustness scores
-        return None if obj.significance else score_of(obj)
     jobs = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:
         for name in (R_TOP1, R_TAU, R_CI):
             for kind in match_actions:
-                if applies(name, kind) and not any(score_key(o) == name and k == kind for _, k, o in jobs):
+                if applies(name, kind) and not any(score_of(o) == name and k == kind for _, k, o in jobs):
                     jobs.append((name, kind, canonical_objective(name, state)))
     audits, scored = {}, []
     for n, (name, kind, obj) in enumerate(jobs):
@@ -163,7 +161,7 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
             res.certified = certify_budget(state, obj, res, certify)
         if name is None:
             audits[kind] = res
-        key = score_key(obj)
+        key = score_of(obj)
         if key is not None and applies(key, kind):
             scored.append((key, res))
         if progress is not None:

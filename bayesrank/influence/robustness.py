@@ -63,7 +63,7 @@ def canonical_objective(name: str, state) -> Objective:
 def score_of(objective: Objective) -> str | None:
     """Which robustness score an audit of ``objective`` measures (``None``: none of them)."""
     if isinstance(objective, TopK):
-        return R_TOP1 if objective.k == 1 and objective.target is None and not objective.ci_aware else None
+        return R_TOP1 if objective.k == 1 and objective.target is None and objective.mode == "point" else None
     if isinstance(objective, SmoothTau):
         return R_TAU if objective.threshold == TAU_THRESHOLD else None
     if isinstance(objective, CIObjective):

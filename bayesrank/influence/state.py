@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from bayesrank.bt.likelihood import tie_model
-from bayesrank.bt.mle import constrained_covariance, newton
+from bayesrank.bt.mle import constrained_covariance, default_interval, newton
 from bayesrank.data.aggregate import PairCounts, comparison_graph
 from bayesrank.errors import InputError, NoFiniteEstimateError
 
@@ -84,7 +84,7 @@ class BTState:
             raise InputError(f"covariance must be one of {COVARIANCE_KINDS}, got {kind!r}")
         if kind != "auto":
             return kind
-        return "sandwich" if self.ties == "half" and float(self.counts.ties.sum()) > 0 else "fisher"
+        return default_interval(self.ties, float(self.counts.ties.sum()) > 0)
 
     def covariance(self, kind: str = "auto") -> np.ndarray:
         """Covariance of θ̂ on the sum-to-zero space: ``fisher`` = ``H⁻¹``; ``sandwich`` =

@@ -66,8 +66,10 @@ class ReviewReport(Result):
 
     # ------------------------------------------------------------------ protocol
     def table(self) -> pd.DataFrame:
-        """One row per claim: verdict, frequentist estimate/interval/p, Bayesian probability, and the
-        smallest verified overturning fraction per action."""
+        """One row per claim: verdict, frequentist estimate/interval/p, Bayesian probability, the
+        smallest verified overturning fraction per action (``<action>_fraction``) and, for
+        significant claims, the smallest verified fraction that removes the significance
+        (``<action>_significance_fraction``)."""
         rows = []
         for c in self.claims:
             f = c.frequentist or {}
@@ -77,6 +79,9 @@ class ReviewReport(Result):
                    "probability": b.get("probability")}
             for action, p in (c.perturbation or {}).items():
                 row[f"{action}_fraction"] = p.get("fraction") if p.get("broken") and p.get("verified") else None
+            for action, p in (c.significance_perturbation or {}).items():
+                row[f"{action}_significance_fraction"] = (p.get("fraction") if p.get("broken") and p.get("verified")
+                                                          else None)
             rows.append(row)
         return pd.DataFrame(rows)
 

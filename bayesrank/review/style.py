@@ -4,7 +4,8 @@ The style-controlled Bradley–Terry (``bayesrank.bt.style``: logit P(a beats b)
 is fitted on the same battles; every claim is answered again on its θ:
 
 * **frequentist**: the same intersection–union contrast test, with the style fit's covariance of θ
-  (sandwich when ties are scored as half-wins, Fisher otherwise — the package's default rule);
+  (sandwich when some outcomes are fractional — ties scored as half-wins, a soft judge's shares —
+  Fisher otherwise: the package's default rule, ``bt.mle.default_interval``);
 * **Bayesian**: the share of posterior draws of the style model (NUTS; the PyMC Laplace
   approximation with ``fast``) in which the claim holds;
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
@@ -112,14 +113,15 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
                  fragile_below: float, fast: bool, seed: int, budget=None, progress=None):
     """(answers, sections, diagnostics parts) under style control. The claims are about the players
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1."""
+    from bayesrank.bt.mle import default_interval
     from bayesrank.bt.style import StyleBT
     from bayesrank.influence.covariates import StyleState
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
     sbt = StyleBT(path, style=style, level=level)
-    ties = bool((sbt.data.y == 0.5).any())
-    ci = "sandwich" if ties else "fisher"
+    fractional = bool(((sbt.data.y > 0) & (sbt.data.y < 1)).any())  # ties as half-wins, or a soft judge's shares
+    ci = default_interval("half", fractional)
     mle = sbt.fit("mle", ci=ci)
     bayes = sbt.fit("laplace", seed=seed) if fast else sbt.fit("nuts", seed=seed, draws=500, tune=500, chains=4)
     freq_view = _theta_view(mle)

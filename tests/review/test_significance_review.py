@@ -75,6 +75,23 @@ def test_json_html_and_markdown_show_the_column(report, tmp_path):
     assert "not significant: no significance to lose" in md
 
 
+def test_table_and_terminal_show_the_significance_fractions(report):
+    """``ReviewReport.table()`` has the significance fraction per action (the JSON's, verified breaks
+    only) and the terminal table of ``bayesrank review`` a 'to lose significance' column."""
+    from rich.console import Console
+
+    from bayesrank.review.cli import claims_table
+
+    row = report.table().set_index("claim").loc[PAIR]
+    sp = _claim(report, PAIR).significance_perturbation
+    for action, p in sp.items():
+        assert row[f"{action}_significance_fraction"] == (p["fraction"] if p["broken"] and p["verified"] else None)
+    console = Console(width=250, record=True)
+    console.print(claims_table(report))
+    text = console.export_text()
+    assert "to lose significance" in text and f"drop: {sp['drop']['budget']} (" in text
+
+
 @pytest.mark.slow
 def test_arena_significance_is_lost_before_the_reversal():
     """1.67M arena votes (sandwich): every significant default claim loses its significance by a
