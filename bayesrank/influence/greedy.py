@@ -294,7 +294,7 @@ def greedy_audit(
                 lo, hi = 0.0, step_total
                 while hi - lo > 1:
                     mid = np.floor((lo + hi) / 2)
-                    mid_table = _apply_batch(prev_table, cand, _prefix(batch, mid))
+                    mid_table = _apply_batch(prev_table, cand, step_prefix(batch, mid))
                     r2 = refit_one(prev_state, mid_table)
                     n_refits += 1
                     if r2.ok and objective.broken_at(prev_state.with_fit(mid_table, r2)):
@@ -302,7 +302,7 @@ def greedy_audit(
                     else:
                         lo = mid
                 if hi < step_total:
-                    batch = _prefix(batch, hi)
+                    batch = step_prefix(batch, hi)
                     table = _apply_batch(prev_table, cand, batch)
                     r2 = refit_one(prev_state, table)
                     st = prev_state.with_fit(table, r2)
@@ -329,7 +329,7 @@ def greedy_audit(
     actions = _actions_frame(state.players, log_rows)
     return AuditResult(
         objective=objective.name, action=kind, broken=broken, verified=verified,
-        budget=int(round(used)) if broken else None, n_matches=n_total, budget_limit=int(budget),
+        budget=battle_count(used) if broken else None, n_matches=n_total, budget_limit=int(budget),
         actions=actions, curve=pd.DataFrame(curve), initial_value=f0,
         final_value=objective.value_at(st), reason=reason,
         seconds=time.perf_counter() - t0, n_refits=n_refits, final_theta=final_theta,
@@ -344,7 +344,14 @@ def _apply_batch(table, cand: Candidates, batch) -> np.ndarray:
     return out
 
 
-def _prefix(batch, t):
+def battle_count(x: float) -> int | float:
+    """A number of comparisons as reported: an integer when it is one (to 1e-9), else the exact sum
+    (weighted comparisons — fractional pair counts or row frequencies — are acted on in fractions)."""
+    r = round(x)
+    return int(r) if abs(x - r) < 1e-9 else float(x)
+
+
+def step_prefix(batch, t):
     """The first ``t`` matches of a step's (candidate, count) sequence."""
     out, left = [], float(t)
     for idx, m in batch:

@@ -42,6 +42,7 @@ from bayesrank.influence.covariates.state import (
     apply_batch,
     candidates,
 )
+from bayesrank.influence.greedy import battle_count, step_prefix
 from bayesrank.protocol import Diagnostics, Result
 
 
@@ -120,13 +121,6 @@ class StyleAudit(Result):
 
 
 # ---------------------------------------------------------------------------------------- greedy
-def battle_count(x: float) -> int | float:
-    """A number of battles as reported: an integer when it is one (to 1e-9), else the exact sum
-    (frequency-weighted rows, e.g. a soft judge's split rows, can be acted on in fractions)."""
-    r = round(x)
-    return int(r) if abs(x - r) < 1e-9 else float(x)
-
-
 def _score(objective: StyleObjective, st: StyleState, cand: Candidates) -> np.ndarray:
     """Per-battle 1sN change of the driver; with a costly 1sN only the ``preselect_size`` best of
     the cheap ``preselect`` order are refined (the others get +inf)."""
@@ -188,17 +182,6 @@ def _fill(cand, order, score, batch, room, remaining):
         total += mm
         gain += -score[idx] * mm
     return batch
-
-
-def _prefix(batch, t):
-    """The first ``t`` battles of a step's (candidate, m) sequence."""
-    out, left = [], float(t)
-    for idx, m in batch:
-        if left <= 0:
-            break
-        out.append((idx, float(min(m, left))))
-        left -= m
-    return out
 
 
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
@@ -284,11 +267,11 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                 lo, hi = 0.0, step_total
                 while hi - lo > 1:
                     mid = np.floor((lo + hi) / 2)
-                    trial = prev.refit(apply_batch(prev.data, cand, _prefix(batch, mid)))
+                    trial = prev.refit(apply_batch(prev.data, cand, step_prefix(batch, mid)))
                     n_refits += 1
                     lo, hi = (lo, mid) if trial.converged and objective.broken(trial.theta, trial.hinv) else (mid, hi)
                 if hi < step_total:
-                    batch = _prefix(batch, hi)
+                    batch = step_prefix(batch, hi)
                     st = prev.refit(apply_batch(prev.data, cand, batch))
                     n_refits += 1
                     used = prev_used + hi
