@@ -110,11 +110,13 @@ def _state_for(base: BTState, kind: str) -> BTState:
     return base
 
 
-def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int = 128) -> np.ndarray:
+def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int | None = None) -> np.ndarray:
     """Per-match 1sN change of the objective for each candidate. Where the 1sN evaluation is costly
     (the τ surrogate: K² per candidate; CI objectives and CI-aware margins: a K × K inverse per
-    candidate) only the best ``preselect`` candidates of a cheap score (``objective.preselect_order``:
-    first order for τ, the linear 1sN for the variances) are refined; the others get +inf."""
+    candidate) only the best ``preselect`` (``objective.preselect_size``) candidates of a cheap score
+    (``objective.preselect_order``: first order for τ, the linear 1sN for the variances) are
+    refined; the others get +inf."""
+    preselect = objective.preselect_size if preselect is None else preselect
     cheap = objective.preselect_order
     if cheap is not None and len(cand) > preselect:
         rough = objective.delta(st, cand, 1.0, cheap)

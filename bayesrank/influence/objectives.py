@@ -136,6 +136,7 @@ class Objective:
     ci_aware = False  # margins only: a reversal counts when significant
     significance = False  # margins only: broken when the claim is no longer significant
     preselect_order: str | None = None  # a cheap ``delta`` order the audit screens candidates with
+    preselect_size = 128  # candidates of the cheap order refined by the 1sN
     driver_is_criterion = True  # broken(θ) ⟺ value(θ) below the threshold (False: a smooth surrogate)
 
     def value(self, theta, hinv) -> float:
@@ -269,6 +270,11 @@ class _Margin(Objective):
     @property
     def preselect_order(self):
         return "linear" if self.uses_hinv else None
+
+    # CI-aware and significance margins: the variance term only adjusts the point change, so fewer
+    # candidates need the Newton-point refinement (arena, top-1/top-5 × drop/flip/add: the same
+    # budgets with 16, 32 and 128, in 0.6× the time with 32)
+    preselect_size = 32
 
     def value(self, theta, hinv=None) -> float:
         return self._margins(theta, hinv)[0]
