@@ -7,7 +7,7 @@ A debiased estimator is not: its bootstrap-world truth is the UN-debiased functi
 the replicates' errors ``θ*_b − θ(F̂)`` as the sampling distribution of ``θ̂ − θ``:
 ``"basic"``:      ``[θ̂ − q_{1−a}(θ* − θ(F̂)), θ̂ − q_a(θ* − θ(F̂))]``;
 ``"recentred"``:  ``[θ̂ + q_a(θ* − θ(F̂)), θ̂ + q_{1−a}(θ* − θ(F̂))]`` (the percentile interval shifted
-by the debiasing correction ``θ(F̂) − θ̂``); ``"percentile"``: the raw replicates' quantiles.
+by ``θ̂ − θ(F̂)``, the debiasing correction); ``"percentile"``: the raw replicates' quantiles.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from .estimators import ESTIMATORS, ece2_plugin, validate_pair
 
 #: estimators whose bootstrap-world truth θ(F̂) is not the estimate: name → θ(F̂) as a function of (c, y)
 BOOTSTRAP_WORLD_TRUTH = {"ece2_debiased": ece2_plugin}
-#: interval used for them (chosen by the coverage study in docs/calibration.md)
-DEBIASED_INTERVAL = "basic"
+#: interval used for them: the coverage study (docs/calibration.md, 1,500 replications per scenario)
+#: found all three within 3 Monte Carlo SEs of 95%; "recentred" had the more balanced tails and was
+#: not below nominal in either scenario ("basic": 94.0% in the boundary case)
+DEBIASED_INTERVAL = "recentred"
 INTERVALS = ("percentile", "basic", "recentred")
 
 

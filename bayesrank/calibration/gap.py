@@ -22,8 +22,9 @@ from .records import ConfidenceRecords
 DEFAULT_ESTIMATORS = ("ece", "kde", "ks", "smece")
 DEFAULT_SCORES = ("brier", "nll", "auroc")
 BOOTSTRAP_INTERVAL = "paired percentile bootstrap (items resampled with both readouts)"
-DEBIASED_BOOTSTRAP_INTERVAL = ("paired basic bootstrap (items resampled with both readouts; resampled errors measured "
-                               "from the un-debiased plug-in, the bootstrap world's truth)")
+DEBIASED_BOOTSTRAP_INTERVAL = ("paired recentred percentile bootstrap (items resampled with both readouts; percentile "
+                               "interval shifted by the debiasing correction: replicates' errors measured from the "
+                               "un-debiased plug-in, the bootstrap world's truth)")
 
 
 @dataclass
