@@ -13,12 +13,19 @@ import pytest
 from bayesrank.calibration import estimators as E
 from bayesrank.errors import InputError
 
-K = pytest.importorskip("calibration.utils", reason="uncertainty-calibration (Kumar et al.'s package) is a test dependency")
+
+def _kumar():
+    """Kumar et al.'s package (test dependency ``uncertainty-calibration``, top-level module
+    ``calibration``); imported in the anchor tests only, and never skipped when missing."""
+    from calibration import utils
+
+    return utils
 
 
 def _kumar_square(c, y, n_bins=None):
     """The authors' ``unbiased_square_ce`` on their ``get_equal_bins`` (``n_bins``) or, with
     ``n_bins=None``, their ``get_discrete_bins`` (one bin per distinct value)."""
+    K = _kumar()
     bins = K.get_discrete_bins(c) if n_bins is None else K.get_equal_bins(c, num_bins=n_bins)
     return float(K.unbiased_square_ce(K.bin(list(zip(c, y)), bins)))
 
@@ -39,6 +46,7 @@ def test_matches_kumar_et_al_on_boolq(v):
     ``sqrt(max(·, 0))`` — is the clipped root of ours with the bins it picks."""
     import calibration
 
+    K = _kumar()
     verbal, token, y = _boolq(v)
     for c in (verbal, token):
         for n_bins in (10, 15):
@@ -54,6 +62,7 @@ def test_matches_kumar_et_al_on_boolq(v):
 def test_matches_kumar_et_al_on_simulated_data(n, seed, n_bins):
     """Continuous, rounded (ties across bin splits) and degenerate inputs, including n < n_bins and
     bins with fewer than two items (the authors count them 0)."""
+    K = _kumar()
     rng = np.random.default_rng(seed)
     c = rng.beta(2, 1, n)
     y = (rng.uniform(size=n) < c**1.5).astype(int)
