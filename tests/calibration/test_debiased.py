@@ -300,3 +300,35 @@ def test_bootstrap_coverage_in_the_boundary_case_within_three_mc_se():
     assert tab.loc["ece2_debiased", "replications"] == reps
     assert abs(tab.loc["ece2_debiased", "bootstrap_coverage"] - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / reps), tab
     assert res["post_covers"].isna().all()
+
+
+@pytest.mark.filterwarnings("ignore::bayesrank.errors.ProtocolWarning")
+def test_with_a_posterior_the_debiased_rows_stay_empty(monkeypatch):
+    """analyze(posterior=True) asks the posterior only for estimators with a functional: a stand-in
+    for the fitted posterior records the request; the ece row carries its posterior summary and the
+    ece2_debiased row NaN posterior columns (and a null JSON posterior)."""
+    from bayesrank.calibration import posterior as P
+    from bayesrank.calibration.gap import analyze
+    from bayesrank.calibration.records import from_frame
+
+    asked = []
+
+    class Stub:
+        def gap_summary(self, estimators):
+            asked.append(tuple(estimators))
+            return pd.DataFrame([{"cell": "all", "estimator": e, "functional": f"{e} on (c, P(correct), item weights)",
+                                  "verbal_mean": 0.1, "token_mean": 0.2, "posterior_mean": -0.1, "posterior_lower": -0.2,
+                                  "posterior_upper": 0.0, "p_gap_negative": 0.97, "n_draws": 10} for e in estimators])
+
+    monkeypatch.setattr(P, "fit_gap_posterior", lambda cells, **kw: Stub())
+    rng = np.random.default_rng(6)
+    p = rng.uniform(0.5, 1.0, 300)
+    frame = pd.DataFrame({"verbal": np.round(p, 1), "token": p, "correct": (rng.uniform(size=300) < p).astype(int)})
+    rec = from_frame(frame, correct_col="correct", verbal_col="verbal", token_col="token")
+    rep = analyze(rec, by=(), estimators=("ece", "ece2_debiased"), scores=(), n_boot=20, posterior=True)
+    assert asked == [("ece",)]
+    tab = rep.table().set_index("estimator")
+    assert tab.loc["ece", "posterior_mean"] == -0.1
+    assert np.isnan(tab.loc["ece2_debiased", ["posterior_mean", "posterior_lower", "posterior_upper", "p_gap_negative"]]
+                    .to_numpy(float)).all()
+    assert next(r for r in rep.results if r.estimator == "ece2_debiased").to_dict()["posterior"] is None
