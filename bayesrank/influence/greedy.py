@@ -133,23 +133,41 @@ def _predicted_broken(objective: Objective, st: BTState, cand: Candidates, idx: 
     return objective.broken_predicted(st, th, hv)
 
 
-def _choose_m(objective, st, cand, idx, cap) -> float:
-    """Smallest m ≤ cap (integer) that the 1sN predicts to break; else cap."""
-    if cap <= 1:
-        return max(cap, 1.0) if cap >= 1 else cap
-    m = 1.0
-    while m < cap and not _predicted_broken(objective, st, cand, idx, m):
-        m = min(cap, 2 * m)
-    if not _predicted_broken(objective, st, cand, idx, m):
-        return cap
-    lo, hi = m / 2 if m > 1 else 0.0, m  # predicted: not broken at lo, broken at hi
+def early_stop(objective) -> bool:
+    """Whether the audit may stop before its budget when the best per-match rate, extrapolated
+    linearly over the remaining budget, closes less than a tenth of the margin: only for margin
+    objectives in point mode (their driver is the criterion and does not depend on H⁻¹). CI
+    objectives and CI-aware / significance margins run to their budget: a variance can grow faster
+    than linearly in the number of actions (a counterexample stopped early where 75 flips break)."""
+    return bool(objective.driver_is_criterion and not objective.uses_hinv)
+
+
+def smallest_breaking(breaks, lo: float, hi: float) -> float:
+    """Smallest ``t`` among ``lo + 1, lo + 2, … < hi`` and ``hi`` with ``breaks(t)``, by bisection,
+    given ``breaks(hi)`` and not ``breaks(lo)`` (monotone). ``hi`` may be fractional (weighted
+    comparisons): every midpoint stays strictly between ``lo`` and ``hi``."""
     while hi - lo > 1:
-        mid = np.floor((lo + hi) / 2)
-        if _predicted_broken(objective, st, cand, idx, mid):
-            hi = mid
-        else:
-            lo = mid
+        mid = max(float(np.floor((lo + hi) / 2)), lo + 1)
+        lo, hi = (lo, mid) if breaks(mid) else (mid, hi)
     return float(hi)
+
+
+def choose_count(breaks, cap: float) -> float:
+    """Smallest integer ``m ≤ cap`` (or ``cap`` itself) with ``breaks(m)`` — doubling, then
+    :func:`smallest_breaking`; ``cap`` when none breaks."""
+    if cap <= 1:
+        return float(cap)
+    lo, m = 0.0, 1.0
+    while m < cap and not breaks(m):
+        lo, m = m, min(cap, 2 * m)
+    if not breaks(m):
+        return float(cap)
+    return smallest_breaking(breaks, lo, m)
+
+
+def _choose_m(objective, st, cand, idx, cap) -> float:
+    """Smallest m ≤ cap (integer, or cap) that the 1sN predicts to break; else cap."""
+    return choose_count(lambda m: _predicted_broken(objective, st, cand, idx, m), cap)
 
 
 def _look_ahead(objective, st, cand, order, score, room, width):
@@ -237,9 +255,9 @@ def greedy_audit(
         if not score[best] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
-        if objective.driver_is_criterion and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
-            reason = ("not broken: at the best remaining rate per match the budget closes less than a tenth "
-                      "of the remaining margin")
+        if early_stop(objective) and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
+            reason = (f"not broken; stopped early (heuristic): at the best remaining rate per match the "
+                      f"{budget - used:g} matches left would close less than a tenth of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
         best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
@@ -293,16 +311,14 @@ def greedy_audit(
         if objective.broken_at(st):
             broken = True
             if step_total > 1:  # trim the step to the shortest prefix that still breaks (exact refits)
-                lo, hi = 0.0, step_total
-                while hi - lo > 1:
-                    mid = np.floor((lo + hi) / 2)
-                    mid_table = _apply_batch(prev_table, cand, step_prefix(batch, mid))
+                def prefix_breaks(t):
+                    nonlocal n_refits
+                    mid_table = _apply_batch(prev_table, cand, step_prefix(batch, t))
                     r2 = refit_one(prev_state, mid_table)
                     n_refits += 1
-                    if r2.ok and objective.broken_at(prev_state.with_fit(mid_table, r2)):
-                        hi = mid
-                    else:
-                        lo = mid
+                    return bool(r2.ok and objective.broken_at(prev_state.with_fit(mid_table, r2)))
+
+                hi = smallest_breaking(prefix_breaks, 0.0, step_total)
                 if hi < step_total:
                     batch = step_prefix(batch, hi)
                     table = _apply_batch(prev_table, cand, batch)

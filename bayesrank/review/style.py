@@ -90,11 +90,13 @@ def _order_claim(mle, bayes, state, reference_players, reference_theta, ci, leve
     draws = bayes.draws[:, :k]
     hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], ref) > TAU_THRESHOLD
     bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
-    at_point = float(kendall_to_reference(mle.score[None, :], ref)[0])
-    if not at_point > TAU_THRESHOLD:
-        return freq, bay, not_audited(f"the claim is false under style control at the point estimate "
-                                      f"(Kendall τ = {at_point:.3f})")
-    return freq, bay, _audits(state, budget, say, "order", objective="tau", reference=ref, tau_threshold=TAU_THRESHOLD)
+    from bayesrank.influence.covariates import StyleTau
+
+    try:  # the audit's own criterion (τ-b with score differences within 1e-9 as ties) decides
+        objective = StyleTau(state, reference=ref, threshold=TAU_THRESHOLD)
+    except InputError as why:
+        return freq, bay, not_audited(f"the claim is false under style control at the point estimate: {why}")
+    return freq, bay, _audits(state, budget, say, "order", objective=objective)
 
 
 def _audits(state, budget, say, label: str, **objective) -> dict:

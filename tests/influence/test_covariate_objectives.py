@@ -4,6 +4,7 @@ breaks re-checked by an independent fit (statsmodels' logistic GLM with player c
 style features; scipy's Kendall τ)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
@@ -183,17 +184,21 @@ def test_tau_break_verified_independently_and_tight(wide, kind, tmp_path):
     res.to_json(tmp_path / "tau.json")
 
 
-def test_tau_against_a_reported_order(wide):
-    """``reference=``: τ is measured against another order (here the feature-free fit's, i.e. the
-    order a plain leaderboard reports); the verified break is τ ≤ 0.9 to *that* order."""
-    plain = StyleState.fit(wide.data.without_features())
-    ref = plain.theta
-    if not kendalltau(wide.theta, ref).statistic > 0.9:
-        pytest.fail("the simulated style effect is too large for this check")
-    res = style_audit(wide, "flip", objective="tau", reference=ref)
+@pytest.mark.parametrize("kind", ["flip", "drop"])
+def test_tau_against_a_reported_order(wide, kind):
+    """``reference=``: τ is measured against another order than the fit's own — here the fit's order
+    with its 3rd and 4th players swapped (τ = 43/45 to the fit). The verified break has scipy
+    Kendall τ ≤ 0.9 to *that* order in statsmodels' refit, one battle fewer does not, and the
+    reported reference order is the swapped one."""
+    order = wide.ranking()
+    ref = wide.theta.copy()
+    ref[order[2]], ref[order[3]] = wide.theta[order[3]], wide.theta[order[2]]
+    assert kendalltau(wide.theta, ref).statistic == pytest.approx(43 / 45)
+    res = style_audit(wide, kind, objective="tau", reference=ref)
     assert res.broken and res.verified, res.reason
     assert res.reference_top == [str(p) for p in wide.players[np.argsort(-ref, kind="stable")]]
     assert kendalltau(glm(replay(wide.data, res.actions))[0], ref).statistic <= 0.9
+    assert kendalltau(glm(without_last_battle(wide.data, res.actions))[0], ref).statistic > 0.9
 
 
 def test_tau_already_broken_is_an_input_error(wide):
@@ -221,3 +226,78 @@ def test_ci_aware_applies_to_margins_only(state):
     for spec in ("tau", "ci-trace"):
         with pytest.raises(InputError, match="--ci-aware applies to top1, topk:K and pair:A>B claims"):
             style_audit(state, "flip", objective=spec, ci_aware=True)
+
+
+# ------------------------------------------------------------------------------------ edge cases
+@pytest.mark.parametrize("freq", [1.5, 3.5])
+@pytest.mark.parametrize("kind", ["drop", "flip"])
+def test_fractional_capacities_above_one(state, freq, kind):
+    """Rows standing for 1.5 or 3.5 battles: the step choice and the trimming bisect between an
+    integer and a fractional bound (they used to loop forever when ``hi − lo`` was in (1, 2)); the
+    verified break reverses the pair in statsmodels' refit, the budget is the exact sum."""
+    st = StyleState.fit(state.data.with_rows(freq=np.full(state.data.n_rows, freq)))
+    order = [str(p) for p in st.players[st.ranking()]]
+    res = style_audit(st, kind, pair=(order[1], order[2]), step_cap=7)
+    assert res.broken and res.verified, res.reason
+    assert res.budget == pytest.approx(float(res.actions["count"].sum()), abs=1e-12)
+    theta = glm(replay(st.data, res.actions))[0]
+    assert theta[st.data.index_of(order[1])] < theta[st.data.index_of(order[2])]
+
+
+def test_an_action_that_leaves_a_player_without_battles_is_never_taken(state):
+    """Player X's only battle is a tie with the leader: dropping it leaves θ_X unidentified (Newton
+    does not move it), so that refit does not count as converged and the audit never takes it; the
+    verified break keeps every player with battles and is confirmed by statsmodels."""
+    frame, _, _ = simulate_style_battles(n_players=6, n_battles=1500, beta=(0.6, -0.3), tie_rate=0.1, seed=4,
+                                         theta_sd=0.5)
+    top = str(state.players[state.ranking()[0]])
+    extra = frame.iloc[:1].assign(model_a="X", model_b=top, outcome="tie")
+    data = battle_data(Comparisons.from_frame(pd.concat([frame, extra], ignore_index=True)), STYLE)
+    st = StyleState.fit(data)
+    assert st.converged and not StyleState.fit(data.with_rows(freq=np.where(data.players[data.i] == "X", 0.0,
+                                                                          data.freq))).converged
+    res = style_audit(st, "drop", k=2)
+    assert res.broken and res.verified, res.reason
+    after = replay(data, res.actions)
+    battles = np.bincount(after.i, after.freq, after.n_players) + np.bincount(after.j, after.freq, after.n_players)
+    assert battles.min() > 0
+    theta = glm(after)[0]
+    assert sorted(res.final_top) == sorted(str(p) for p in after.players[np.argsort(-theta)[:2]])
+
+
+def test_ci_predictions_after_a_step_are_changes_from_the_current_fit(state):
+    """Away from the reference fit (20 of the #1's battles dropped, v/v₀ > 1) the 1sN predicts the
+    change from the *current* variance: within 1% of the spread of exact refits."""
+    top = str(state.players[state.ranking()[0]])
+    obj = StyleVariance(state, top)
+    t = state.data.index_of(top)
+    rows = np.flatnonzero((state.data.i == t) | (state.data.j == t))[:20]
+    freq = state.data.freq.copy()
+    freq[rows] = 0.0
+    st = state.refit(state.data.with_rows(freq=freq))
+    assert obj.variance(st.hinv) > 1.02 * obj.v0
+    cand = candidates(st, "drop")
+    idx = _sample(cand, 60, 3)
+    cur = obj.value(None, st.hinv)
+    exact = np.array([obj.value(None, st.refit(apply(st.data, cand, n, 1.0)).hinv) - cur for n in idx])
+    one = obj.delta(st, cand.take(idx), 1.0, "1sN")
+    assert np.max(np.abs(one - exact)) <= 0.01 * np.ptp(exact)
+
+
+def test_ci_audit_runs_to_its_budget_instead_of_stopping_early():
+    """A balanced 4-player round robin (every pair 50/50): one flip barely moves Var(θ_p0), but the
+    variance grows faster than linearly in the flips, so a linear extrapolation of the first rate
+    would give up; the audit runs on and finds a verified break well inside the budget."""
+    from bayesrank.bt.style import BattleData
+
+    per, k = 100, 4
+    i, j = (np.repeat(a, 6 * per // 6) for a in np.triu_indices(k, 1))
+    n = len(i)
+    y = np.tile(np.r_[np.ones(per // 2), np.zeros(per // 2)], n // per)
+    data = BattleData(players=np.array([f"p{q}" for q in range(k)], dtype=object), i=i, j=j, y=y, freq=np.ones(n),
+                      weight=np.ones(n), X=np.tile([1.0, -1.0], n // 2)[:, None], features=["f"])
+    st = StyleState.fit(data)
+    res = style_audit(st, "flip", objective="ci-player:p0", ci_ratio=1.3, budget=int(0.4 * n))
+    assert res.broken and res.verified, res.reason
+    _, cov = glm(replay(data, res.actions))
+    assert cov[0, 0] >= 1.3 * glm(data)[1][0, 0]

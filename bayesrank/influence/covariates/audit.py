@@ -42,7 +42,7 @@ from bayesrank.influence.covariates.state import (
     apply_batch,
     candidates,
 )
-from bayesrank.influence.greedy import battle_count, step_prefix
+from bayesrank.influence.greedy import battle_count, choose_count, early_stop, smallest_breaking, step_prefix
 from bayesrank.protocol import Diagnostics, Result
 
 
@@ -134,19 +134,8 @@ def _score(objective: StyleObjective, st: StyleState, cand: Candidates) -> np.nd
 
 
 def _choose_m(objective: StyleObjective, st: StyleState, cand: Candidates, idx: int, cap: float) -> float:
-    """Smallest integer m ≤ cap that the 1sN predicts to break (doubling, then bisection); else cap."""
-    if cap <= 1:
-        return float(cap)
-    m = 1.0
-    while m < cap and not objective.predicted_broken(st, cand, idx, m):
-        m = min(cap, 2 * m)
-    if not objective.predicted_broken(st, cand, idx, m):
-        return float(cap)
-    lo, hi = (m / 2 if m > 1 else 0.0), m
-    while hi - lo > 1:
-        mid = np.floor((lo + hi) / 2)
-        lo, hi = (lo, mid) if objective.predicted_broken(st, cand, idx, mid) else (mid, hi)
-    return float(hi)
+    """Smallest integer m ≤ cap (or cap) that the 1sN predicts to break; else cap."""
+    return choose_count(lambda m: objective.predicted_broken(st, cand, idx, m), cap)
 
 
 def _look_ahead(objective, st, cand, order, score, room, width):
@@ -234,9 +223,9 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if not score[order[0]] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
-        if objective.driver_is_criterion and -score[order[0]] * (budget - used) < 0.1 * curve[-1]["refit"]:
-            reason = ("not broken: at the best remaining rate per battle the budget closes less than a tenth "
-                      "of the remaining margin")
+        if early_stop(objective) and -score[order[0]] * (budget - used) < 0.1 * curve[-1]["refit"]:
+            reason = (f"not broken; stopped early (heuristic): at the best remaining rate per battle the "
+                      f"{budget - used:g} battles left would close less than a tenth of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
         best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
@@ -248,6 +237,10 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         n_refits += 1
         if not new.converged and len(batch) > 1:
             batch = batch[:1]
+            new = st.refit(apply_batch(st.data, cand, batch))
+            n_refits += 1
+        if not new.converged and batch[0][1] > 1:  # half as many battles of the row
+            batch = [(best, float(np.floor(batch[0][1] / 2)))]
             new = st.refit(apply_batch(st.data, cand, batch))
             n_refits += 1
         if not new.converged:  # this action leaves no finite estimate: never offer it again
@@ -264,12 +257,13 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if objective.broken(st.theta, st.hinv):
             broken = True
             if step_total > 1:  # trim: shortest prefix of this step that still breaks (exact refits)
-                lo, hi = 0.0, step_total
-                while hi - lo > 1:
-                    mid = np.floor((lo + hi) / 2)
-                    trial = prev.refit(apply_batch(prev.data, cand, step_prefix(batch, mid)))
+                def prefix_breaks(t):
+                    nonlocal n_refits
+                    trial = prev.refit(apply_batch(prev.data, cand, step_prefix(batch, t)))
                     n_refits += 1
-                    lo, hi = (lo, mid) if trial.converged and objective.broken(trial.theta, trial.hinv) else (mid, hi)
+                    return bool(trial.converged and objective.broken(trial.theta, trial.hinv))
+
+                hi = smallest_breaking(prefix_breaks, 0.0, step_total)
                 if hi < step_total:
                     batch = step_prefix(batch, hi)
                     st = prev.refit(apply_batch(prev.data, cand, batch))

@@ -115,7 +115,7 @@ class TopKGap(StyleObjective):
         self.in_set = np.zeros(state.n_players, bool)
         self.in_set[state.ranking()[: self.k]] = True
         self.reference_top = [str(p) for p in state.players[self.in_set]]
-        self.ci_aware = bool(ci_aware)
+        self.ci_aware = self.uses_hinv = bool(ci_aware)
         self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
         self.target, self.goal = None, None
         if target is not None or goal is not None:
@@ -169,7 +169,7 @@ class PairGap(TopKGap):
     def __init__(self, state: StyleState, player_a: str, player_b: str, ci_aware: bool = False, level: float = 0.95):
         self.a, self.b = claimed_pair(state.data.index_of, state.theta, player_a, player_b, "the style-adjusted fit")
         self.k = 1
-        self.ci_aware = bool(ci_aware)
+        self.ci_aware = self.uses_hinv = bool(ci_aware)
         self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
         self.reference_top = [str(player_a), str(player_b)]
         self.name = f"pair:{player_a}>{player_b}" + ("+ci" if ci_aware else "")
@@ -274,8 +274,8 @@ class StyleVariance(StyleObjective):
         """Predicted change of the driver: ``order`` = ``linear`` (all candidates) or ``1sN``."""
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
         if order == "1sN":
-            dv = np.array([self.variance(newton_point_covariance(state, cand, n, m[n])) for n in range(len(cand))])
-            return self.sign * (dv - self.v0) / self.v0
+            v = np.array([self.variance(newton_point_covariance(state, cand, n, m[n])) for n in range(len(cand))])
+            return self.sign * (v - self.variance(state.hinv)) / self.v0  # change from the current fit
         if order != "linear":
             raise InputError(f"unknown prediction order {order!r} for {self.name}; expected linear or 1sN")
         quad, xhq = self._linear_terms(state, cand.row, chunk)

@@ -15,7 +15,7 @@ the loss gradient at φ̂ by ``G x_n`` and the Hessian by ``C x_n x_nᵀ``:
 
     drop:  G = −m s,          C = −m c
     flip:  G = m v (2y − 1),  C = 0                 (the curvature does not depend on y)
-    add:   G = m v (σ − y'),  C = m v c             (y' = 1: a wins, 0: b wins)
+    add:   G = m v (σ − y'),  C = m c               (y' = 1: a wins, 0: b wins)
 
     first order (influence function):  Δφ = −G h_n
     one-step Newton (1sN):             Δφ = −G h_n / (1 + C a_n)     (Sherman–Morrison)
@@ -36,11 +36,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayesrank.bt.mle import constrained_covariance
-from bayesrank.bt.style import BattleData, loss_terms, newton, objective
+from bayesrank.bt.mle import constrained_covariance, constraint_basis
+from bayesrank.bt.style import DIVERGED, BattleData, loss_terms, newton, objective
 from bayesrank.errors import InputError
 
 ACTIONS = ("drop", "flip", "add")
+
+
+def identified(hessian: np.ndarray, data: BattleData, rcond: float = 1e-10) -> bool:
+    """``QᵀHQ`` (the Hessian on the sum-to-zero space) has no eigenvalue below ``rcond`` × its largest."""
+    q = constraint_basis(data.n_players, data.n_features)
+    w = np.linalg.eigvalsh(q.T @ hessian @ q)
+    return bool(w[0] > rcond * w[-1])
 
 
 @dataclass
@@ -62,9 +69,14 @@ class StyleState:
 
     @classmethod
     def fit(cls, data: BattleData, ridge: float = 0.0, beta_ridge: float = 0.0, start=None) -> StyleState:
+        """Row-level Newton MLE. ``converged`` also requires a finite, *identified* estimate: |θ| below
+        ``bt.style.DIVERGED`` (else the MLE runs off to infinity) and ``QᵀHQ`` well conditioned on the
+        sum-to-zero space (a player without battles, or a disconnected comparison graph, leaves a
+        direction of θ that Newton does not move: the "estimate" there is arbitrary)."""
         res = newton(data, start=start, ridge=ridge, beta_ridge=beta_ridge, tol=1e-11)
-        return cls(data, res.params, res.hessian, ridge, beta_ridge, bool(res.converged and np.all(np.isfinite(res.params))),
-                   res.gradient_norm)
+        ok = bool(res.converged and np.all(np.isfinite(res.params))
+                  and np.max(np.abs(res.params[: data.n_players])) < DIVERGED and identified(res.hessian, data))
+        return cls(data, res.params, res.hessian, ridge, beta_ridge, ok, res.gradient_norm)
 
     def refit(self, data: BattleData, start=None) -> StyleState:
         """Exact refit of ``data`` with this state's penalties (warm start at φ̂ unless ``start``)."""
