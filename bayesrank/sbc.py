@@ -18,8 +18,8 @@ posterior draws. Here:
     uniform on the m points ``(k + ½)/m``), two-sided normal z — strong against a posterior whose SD is
     wrong (too narrow piles ranks at both ends, too wide in the middle).
 
-- :func:`power`: each test's chance to detect a computed posterior ``N(m + δ·s, (c·s)²)`` when the right
-  one is ``N(m, s²)``. The rank law is exact for that alternative: given the truth's standard score Z ~
+- :func:`power`: each test's chance to detect a computed posterior ``N(μ + δ·s, (c·s)²)`` when the right
+  one is ``N(μ, s²)``. The rank law is exact for that alternative: given the truth's standard score Z ~
   N(0, 1), rank ~ Binomial(L, Φ((Z − δ)/c)), mixed over Z by quadrature (:func:`rank_distribution`);
   the rejection rate of both tests under it is computed by seeded multinomial Monte Carlo.
 """
@@ -128,7 +128,7 @@ def power(n_sims: int, n_quantities: int, c: float = 1.0, delta: float = 0.0, al
           test: str = "chi2", n_draws: int = L_DRAWS, bins: int = BINS, reps: int = 20_000, seed: int = 0) -> float:
     """Chance that one quantity's ``test`` (``"chi2"`` or ``"dispersion"``, at the Bonferroni level
     alpha / (2 · n_quantities) of :func:`uniformity`) rejects after ``n_sims`` simulations when the computed
-    posterior is N(m + δ·s, (c·s)²) instead of N(m, s²).
+    posterior is N(μ + δ·s, (c·s)²) instead of N(μ, s²).
 
     The ranks' law is exact (:func:`rank_distribution`); the tests' rejection rate under it is the share of
     ``reps`` seeded multinomial samples of ``n_sims`` ranks that the tests of :func:`uniformity` reject
