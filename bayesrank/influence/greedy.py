@@ -33,7 +33,14 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
-from bayesrank.influence.actions import ACTION_TYPES, ADD_SPACES, Candidates, OutcomeStream, apply, candidates
+from bayesrank.influence.actions import (
+    ACTION_TYPES,
+    ADD_SPACES,
+    Candidates,
+    OutcomeStream,
+    apply,
+    candidates,
+)
 from bayesrank.influence.objectives import Objective, SmoothTau
 from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, refit_one
 
@@ -311,7 +318,7 @@ def greedy_audit(
         if objective.broken_at(st):
             broken = True
             if step_total > 1:  # trim the step to the shortest prefix that still breaks (exact refits)
-                def prefix_breaks(t):
+                def prefix_breaks(t, prev_table=prev_table, prev_state=prev_state, cand=cand, batch=batch):
                     nonlocal n_refits
                     mid_table = _apply_batch(prev_table, cand, step_prefix(batch, t))
                     r2 = refit_one(prev_state, mid_table)

@@ -60,6 +60,7 @@ drops and adds (220 players) Spearman vs exact refits: linear 0.971–0.992, pla
 from __future__ import annotations
 
 import numpy as np
+
 from bayesrank.errors import InputError
 from bayesrank.influence.actions import Candidates
 from bayesrank.influence.state import BTState
@@ -89,7 +90,10 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
     eigenvector of ``H`` (eigenvalue ``ridge``), so ``C = M⁻¹ − 11ᵀ/(K(1 + ridge))`` is the
     covariance on the sum-to-zero space (= ``bt.mle.constrained_covariance(H)``).
     """
-    from bayesrank.bt.mle import _assemble, _gradient  # the MLE's own per-pair → K assembly
+    from bayesrank.bt.mle import (  # the MLE's own per-pair → K assembly
+        _assemble,
+        _gradient,
+    )
 
     m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
     c = state.counts

@@ -26,7 +26,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bayesrank.influence.objectives import TAU_THRESHOLD, CIObjective, Objective, SmoothTau, TopK
+from bayesrank.influence.objectives import (
+    TAU_THRESHOLD,
+    CIObjective,
+    Objective,
+    SmoothTau,
+    TopK,
+)
 
 R_TOP1, R_TAU, R_CI = "R_top1", "R_tau", "R_CI"
 CI_RATIO = 1.5

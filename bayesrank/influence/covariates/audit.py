@@ -42,7 +42,13 @@ from bayesrank.influence.covariates.state import (
     apply_batch,
     candidates,
 )
-from bayesrank.influence.greedy import battle_count, choose_count, early_stop, smallest_breaking, step_prefix
+from bayesrank.influence.greedy import (
+    battle_count,
+    choose_count,
+    early_stop,
+    smallest_breaking,
+    step_prefix,
+)
 from bayesrank.protocol import Diagnostics, Result
 
 
@@ -257,7 +263,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if objective.broken(st.theta, st.hinv):
             broken = True
             if step_total > 1:  # trim: shortest prefix of this step that still breaks (exact refits)
-                def prefix_breaks(t):
+                def prefix_breaks(t, prev=prev, cand=cand, batch=batch):
                     nonlocal n_refits
                     trial = prev.refit(apply_batch(prev.data, cand, step_prefix(batch, t)))
                     n_refits += 1
