@@ -11,6 +11,11 @@ Per group (a model × dataset, or a prompt variant) the signed gap ``g = CE(verb
   the estimators whose plug-in gap is ≥ 0 reverse the claim (``budget`` = how many, ``fraction`` =
   their share, ``verified`` — computed on the same records).
 
+ECE's gap interval under-covers when one signal is nearly calibrated (|·| of a near-zero bin
+residual is biased upwards; docs/calibration.md); Kumar et al.'s debiased squared error
+``ece2_debiased`` keeps its coverage there, so its interval is reported beside the primary one and a
+note says when the two disagree about the claim.
+
 Verdict: ``unsupported`` if the frequentist or the Bayesian answer does not support the claim;
 ``fragile`` if supported but another estimator reverses its sign; ``supported`` otherwise.
 The protocol card of every gap is shown with its unspecified fields flagged.
@@ -27,7 +32,7 @@ from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.report import ReviewReport, Section
 
-ESTIMATORS = ("ece", "kde", "ks", "smece")
+ESTIMATORS = ("ece", "kde", "ks", "smece", "ece2_debiased")  # the last: bootstrap only (no posterior)
 
 
 def confidence_rule(level: float, primary: str) -> str:
@@ -94,6 +99,16 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
             "reason": f"{len(rev)} of {len(others)} other estimators give g ≥ 0",
             "actions": [{"estimator": r.estimator, "gap": float(r.gap), "lower": float(r.gap_lower), "upper": float(r.gap_upper)}
                         for r in rev.itertuples()]}}
+        notes = []
+        deb = g[g["estimator"] == "ece2_debiased"]
+        if primary != "ece2_debiased" and len(deb):
+            d = deb.iloc[0]
+            freq["debiased"] = {"estimator": "ece2_debiased", "estimate": float(d["gap"]), "lower": float(d["gap_lower"]),
+                                "upper": float(d["gap_upper"]), "supported": bool(d["gap_upper"] < 0)}
+            if freq["debiased"]["supported"] != freq["supported"]:
+                notes.append(f"the debiased squared-error gap (ece2_debiased, valid near calibration) "
+                             f"{'supports' if freq['debiased']['supported'] else 'does not support'} the claim: "
+                             f"[{d['gap_lower']:.4g}, {d['gap_upper']:.4g}]")
         if not freq["supported"] or (bay is not None and bay["probability"] < level):
             v = "unsupported"
         elif len(rev):
@@ -101,7 +116,8 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
         else:
             v = "supported"
         text = f"verbal-better [{name}]"
-        answers.append(ClaimAnswer(type(claim)(text, claim.kind), freq, bay, pert, v, level, extra={"group": name}))
+        answers.append(ClaimAnswer(type(claim)(text, claim.kind), freq, bay, pert, v, level, notes,
+                                   extra={"group": name}))
     cards = report.cards()
     figures = []
     from bayesrank.calibration.plots import reliability_diagrams

@@ -103,6 +103,17 @@ def test_confidence_claim_on_known_truth_equals_the_calibration_command(confiden
     assert mine["ece"]["gap"] == pytest.approx(expected, abs=1e-12)
     cards = next(s for s in rep.sections if s.key == "protocol").data["cards"]
     assert all(card["missing"] == "" for card in cards)  # every protocol field given in the records
+    # the debiased squared-error gap beside it (valid near calibration): Kumar et al.'s own code
+    from calibration import utils as kumar
+
+    def square(conf):
+        return float(kumar.unbiased_square_ce(kumar.bin(list(zip(conf, y)), kumar.get_equal_bins(conf, num_bins=10))))
+
+    deb = c.frequentist["debiased"]
+    assert deb["estimate"] == pytest.approx(square(frame["verbal"].to_numpy()) - square(frame["token"].to_numpy()),
+                                            abs=1e-12)
+    assert deb["estimate"] == pytest.approx(mine["ece2_debiased"]["gap"], abs=1e-15)
+    assert deb["supported"] and deb["upper"] < 0 and not c.notes  # agrees with the primary interval
 
 
 def test_per_item_grids_get_paired_tests_equal_to_statsmodels_mcnemar(tmp_path):
