@@ -722,6 +722,17 @@ def _names_a_pair(spec: str, players) -> bool:
     return True
 
 
+def split_mode_suffix(spec: str, players, ci_aware: bool = False, significance: bool = False):
+    """``(spec without a +ci/+sig suffix, ci_aware, significance)`` — a suffix is kept when the whole
+    spec already names a pair of players (a player may be called "X+ci")."""
+    for suffix, mode in MODE_SUFFIXES.items():
+        if spec.endswith(suffix) and not _names_a_pair(spec, players):
+            spec = spec[: -len(suffix)]
+            ci_aware = ci_aware or mode == "ci"
+            significance = significance or mode == "significance"
+    return spec, ci_aware, significance
+
+
 def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal=None, level: float = 0.95,
                     significance: bool = False, covariance: str = "auto", **kw) -> Objective:
     """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → an :class:`Objective`.
@@ -732,11 +743,7 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
     ``covariance``, default the review's: :meth:`BTState.covariance`). The suffixes ``+ci`` and
     ``+sig`` (``top1+sig``, ``topk:3+sig``, ``pair:A>B+sig``) select the same modes. ``A>B``
     without the prefix and ``order`` (for ``tau``) are accepted as the review's claim names."""
-    for suffix, mode in MODE_SUFFIXES.items():
-        if spec.endswith(suffix) and not _names_a_pair(spec, state.players):  # a player may be called "X+ci"
-            spec = spec[: -len(suffix)]
-            ci_aware = ci_aware or mode == "ci"
-            significance = significance or mode == "significance"
+    spec, ci_aware, significance = split_mode_suffix(spec, state.players, ci_aware, significance)
     if significance and not (spec == "top1" or spec.startswith(("topk:", "pair:")) or ">" in spec):
         raise InputError(f"--significance applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
     z = z_of_level(level)

@@ -100,7 +100,8 @@ def _order_claim(mle, bayes, state, reference_players, reference_theta, ci, leve
 
 
 def _audits(state, budget, say, label: str, **objective) -> dict:
-    """The style audit of one claim's objective with each action (the perturbation answer)."""
+    """The style audit of one claim's objective with each action (the perturbation answer; with
+    ``significance=True`` the loss-of-significance answer, which also names its objective and mode)."""
     from bayesrank.influence.covariates import style_audit
 
     out = {}
@@ -108,7 +109,20 @@ def _audits(state, budget, say, label: str, **objective) -> dict:
         say(f"style control: {label} × {action}")
         d = style_audit(state, kind=action, budget=budget, **objective).to_dict()
         out[action] = {k: d[k] for k in ("broken", "budget", "fraction", "verified", "actions", "reason")}
+        if objective.get("significance"):
+            out[action].update(objective=d["objective"], objective_details=d["objective_details"])
     return out
+
+
+def _significance_answer(state, claim, freq: dict, target: dict, level: float, budget, say) -> dict:
+    """Smallest verified perturbation that removes a significant style-controlled claim's significance
+    (the style audit's significance mode: the same contrast test and default covariance as ``freq``)."""
+    if not freq["supported"]:
+        return not_audited("not significant: no significance to lose")
+    try:
+        return _audits(state, budget, say, f"{claim.text} (significance)", significance=True, level=level, **target)
+    except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
+        return not_audited(f"not audited: {e}")
 
 
 def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float, z: float,
@@ -135,6 +149,8 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
         if claim.kind == "order":
             freq, bay, pert = _order_claim(mle, bayes, state, reference_players, reference_theta, ci, level, seed,
                                            budget, say)
+            sig = not_audited("not audited: the order claim's test (a Kendall τ quantile of Gaussian draws) has no "
+                              "contrast to audit")
         else:
             pairs = _pairs_by_name(claim, reference_players, reference_theta, mle.players)
             if pairs is None:
@@ -150,14 +166,15 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
             hold = margins(bayes.draws[:, :k], pairs) > 0
             bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
             holds_at_point = bool(margins(mle.score[None, :], pairs)[0] > 0)
+            target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
             if not holds_at_point:
                 pert = not_audited("the claim is false under style control at the point estimate")
             else:
-                target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
                 pert = _audits(state, budget, say, claim.text, **target)
+            sig = _significance_answer(state, claim, freq, target, level, budget, say)
         v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
                     smallest_fraction(pert), fragile_below)
-        answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes))
+        answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig))
     coef = pd.DataFrame({"feature": mle.features, "coef": mle.coef, "lower": mle.coef_lower, "upper": mle.coef_upper})
     change = mle.table()
     sec = Section("style", "Under style control",

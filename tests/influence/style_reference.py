@@ -20,8 +20,9 @@ def replay(data, actions):
     return data
 
 
-def glm(data):
-    """statsmodels' refit of the battles: (θ on Σθ = 0, its Fisher covariance)."""
+def glm(data, cov_type: str = "nonrobust"):
+    """statsmodels' refit of the battles: (θ on Σθ = 0, its covariance: Fisher, or ``cov_type="HC0"``
+    — the sandwich, = the style fit's with one battle per row)."""
     import statsmodels.api as sm
 
     k = data.n_players
@@ -30,9 +31,16 @@ def glm(data):
     z[np.arange(data.n_rows), data.i] += 1
     z[np.arange(data.n_rows), data.j] -= 1
     res = sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
-                 freq_weights=data.freq[keep]).fit(tol=1e-13)
+                 freq_weights=data.freq[keep]).fit(tol=1e-13, cov_type=cov_type)
     a = np.eye(k) - 1.0 / k
     theta = a @ np.concatenate([[0.0], res.params[: k - 1]])
     c = np.zeros((k, k))
     c[1:, 1:] = np.asarray(res.cov_params())[: k - 1, : k - 1]
     return theta, a @ c @ a
+
+
+def weakest_significance_margin(data, pairs, z: float = 1.959963984540054, cov_type: str = "nonrobust") -> float:
+    """min over the claim's contrasts (a, b) of θ_a − θ_b − z·sd(θ_a − θ_b), from statsmodels' refit:
+    positive iff every contrast is significant (the review's intersection–union rule)."""
+    theta, cov = glm(data, cov_type)
+    return min(theta[a] - theta[b] - z * np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b]) for a, b in pairs)

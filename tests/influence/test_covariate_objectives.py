@@ -21,7 +21,7 @@ from bayesrank.influence.covariates import (
     style_audit,
 )
 from bayesrank.protocol import validate
-from tests.influence.style_reference import glm, replay
+from tests.influence.style_reference import glm, replay, weakest_significance_margin
 
 STYLE = "s0_a:s0_b,s1_a:s1_b"
 
@@ -301,3 +301,42 @@ def test_ci_audit_runs_to_its_budget_instead_of_stopping_early():
     assert res.broken and res.verified, res.reason
     _, cov = glm(replay(data, res.actions))
     assert cov[0, 0] >= 1.3 * glm(data)[1][0, 0]
+
+
+# ------------------------------------------------------------------------------------ loss of significance
+@pytest.mark.parametrize("seed,tie_rate,claim", [(4, 0.1, "top1"), (4, 0.1, "pair:0>3"), (11, 0.0, "topk:2"),
+                                                 (11, 0.0, "pair:0>3")])
+@pytest.mark.parametrize("kind", ["drop", "flip", "add"])
+def test_significance_breaks_verified_by_statsmodels(seed, tie_rate, claim, kind):
+    """``significance=True``: the claim breaks when it is no longer significant by the default
+    interval (ties as half-wins → sandwich = statsmodels' HC0; no ties → Fisher). statsmodels' refit
+    of the replayed battles finds some contrast of the claim not significant, and with one battle
+    fewer every contrast still significant; never more battles than the reversal of the claim."""
+    st = _state(6, 1500, seed=seed, tie_rate=tie_rate)
+    cov_type = {"sandwich": "HC0", "fisher": "nonrobust"}[st.covariance_kind()]
+    assert cov_type == ("HC0" if tie_rate else "nonrobust")
+    order = st.ranking()
+    if claim.startswith("pair:"):
+        a, b = (int(x) for x in claim.removeprefix("pair:").split(">"))
+        spec, pairs = f"pair:{st.players[order[a]]}>{st.players[order[b]]}", [(order[a], order[b])]
+    else:
+        k = 1 if claim == "top1" else int(claim.split(":")[1])
+        spec, pairs = claim, [(a, b) for a in order[:k] for b in order[k:]]
+    assert weakest_significance_margin(st.data, pairs, cov_type=cov_type) > 0  # significant to begin with
+    res = style_audit(st, kind, objective=spec, significance=True, budget=300)
+    assert res.objective.endswith("+sig") and res.broken and res.verified, res.reason
+    assert weakest_significance_margin(replay(st.data, res.actions), pairs, cov_type=cov_type) < 0
+    assert weakest_significance_margin(without_last_battle(st.data, res.actions), pairs, cov_type=cov_type) > 0
+    reversal = style_audit(st, kind, objective=spec, budget=300)
+    assert reversal.budget is None or res.budget <= reversal.budget
+    validate(res.to_dict(), "style_audit")
+
+
+def test_significance_refuses_a_claim_that_is_not_significant():
+    st = _state(6, 1500, seed=11, tie_rate=0.0)
+    with pytest.raises(InputError, match="not significant on the style-adjusted fit"):
+        style_audit(st, "flip", objective="top1", significance=True)
+    with pytest.raises(InputError, match="different questions"):
+        style_audit(st, "flip", objective="topk:2", significance=True, ci_aware=True)
+    with pytest.raises(InputError, match="--significance applies to"):
+        style_audit(st, "flip", objective="tau+sig")

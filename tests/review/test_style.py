@@ -153,3 +153,32 @@ def test_order_claim_audited_under_style_control(balanced):
         assert p["verified"] and p["budget"] == sum(x["count"] for x in p["actions"])
         theta = glm(replay(data, p["actions"]))[0]
         assert kendalltau(theta, ref.loc[[str(q) for q in data.players]].to_numpy()).statistic <= 0.9, action
+
+
+def test_significant_style_claim_gets_a_verified_loss_of_significance(report, battles):
+    """Under style control "solid > p2" is significant (known truth: 0.6 vs 0.1); the review lists the
+    smallest drop/flip/add that removes its significance: replayed on the battles and refitted by
+    statsmodels (Fisher: no ties) the contrast is no longer significant, with one battle fewer it is."""
+    from bayesrank.bt.style import StyleBT
+    from tests.influence.style_reference import replay, weakest_significance_margin
+    from tests.influence.test_covariate_objectives import without_last_battle
+
+    styled = next(c for c in report.claims if c.claim.text == "solid>p2 [style-controlled]")
+    assert styled.frequentist["supported"]
+    data = StyleBT(battles[0], style="len_a:len_b").data
+    pair = [(data.index_of("solid"), data.index_of("p2"))]
+    audited = {a: p for a, p in styled.significance_perturbation.items() if p["broken"]}
+    assert audited, styled.significance_perturbation
+    for action, p in audited.items():
+        assert p["verified"] and p["objective"] == "pair:solid>p2+sig"
+        assert p["objective_details"]["mode"] == "significance" and p["objective_details"]["covariance"] == "fisher"
+        actions = pd.DataFrame(p["actions"])
+        assert weakest_significance_margin(replay(data, actions), pair) < 0, action
+        assert weakest_significance_margin(without_last_battle(data, actions), pair) > 0, action
+    # a claim that is false under style control has no significance to lose
+    top1 = next(c for c in report.claims if c.claim.text == "top1 [style-controlled]")
+    assert all(p["broken"] is None and "not significant" in p["reason"] for p in top1.significance_perturbation.values())
+    from bayesrank.protocol import validate
+
+    validate(report.to_dict(), "review")
+    assert "to lose significance" in report.to_html()

@@ -81,6 +81,7 @@ class StyleAudit(Result):
     seconds: float
     diagnostics: Diagnostics
     final_theta: np.ndarray | None = field(default=None, repr=False)
+    objective_details: dict = field(default_factory=dict)
 
     @property
     def fraction(self) -> float | None:
@@ -101,7 +102,8 @@ class StyleAudit(Result):
 
     def to_dict(self) -> dict:
         return {
-            **self._envelope(), "objective": self.objective, "action": self.action, "model": self.model,
+            **self._envelope(), "objective": self.objective, "objective_details": self.objective_details,
+            "action": self.action, "model": self.model,
             "broken": bool(self.broken), "verified": bool(self.verified), "budget": self.budget,
             "fraction": self.fraction, "budget_limit": int(self.budget_limit), "n_comparisons": self.n_comparisons,
             "reference_top": list(self.reference_top), "final_top": list(self.final_top),
@@ -184,13 +186,16 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                 ci_aware: bool = False, level: float = 0.95, target: str | None = None,
                 goal: str | None = None, pair: tuple[str, str] | None = None,
                 objective: str | StyleObjective | None = None, fill_steps: bool | None = None,
-                lookahead: int = 16, progress=None, **objective_options) -> StyleAudit:
+                lookahead: int = 16, progress=None, significance: bool = False,
+                **objective_options) -> StyleAudit:
     """Greedy influence-ranked audit with ``kind`` actions, verified by exact refits (module doc).
 
     The objective is ``objective`` (a :class:`StyleObjective` or a spec: ``top1 | topk:K | pair:A>B
     | tau | ci-player:NAME | ci-trace``, options as :func:`.objectives.style_objective`: e.g.
     ``reference=``, ``tau_threshold=``, ``ci_mode=``, ``ci_ratio=``), else the top-k set (``k``,
-    ``target``/``goal``) or, with ``pair=(A, B)``, the claim "A is ahead of B". ``budget`` defaults
+    ``target``/``goal``) or, with ``pair=(A, B)``, the claim "A is ahead of B". ``ci_aware``: a
+    reversal counts only when significant; ``significance``: the claim breaks when it is no longer
+    significant (the state's default interval: sandwich with fractional outcomes). ``budget`` defaults
     to 5% of the battles; ``step_cap`` (the most battles one step may act on) to 0.2% (at least 1)."""
     t0 = time.perf_counter()
     if not state.converged:
@@ -203,13 +208,14 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     fill_steps = n_total > 50_000 if fill_steps is None else bool(fill_steps)
     if isinstance(objective, str):
         objective = style_objective(objective, state, ci_aware=ci_aware, level=level, target=target, goal=goal,
-                                    **objective_options)
+                                    significance=significance, **objective_options)
     elif objective is None:
-        objective = (PairGap(state, *pair, ci_aware=ci_aware, level=level) if pair is not None
-                     else TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal))
-    if objective.broken(state.theta, state.hinv):
+        mode = {"ci_aware": ci_aware, "level": level, "significance": significance}
+        objective = (PairGap(state, *pair, **mode) if pair is not None
+                     else TopKGap(state, k, target=target, goal=goal, **mode))
+    if objective.broken_at(state):
         raise InputError(f"objective {objective.name} is already broken on the unperturbed data")
-    f0 = objective.value(state.theta, state.hinv)
+    f0 = objective.value_at(state)
     st, used, n_refits, broken, reason = state, 0.0, 0, False, ""
     curve = [{"budget": 0.0, "predicted": f0, "refit": f0}]
     log, banned = [], set()
@@ -223,7 +229,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if len(cand) == 0:
             reason = "no candidate actions left"
             break
-        objective.use_hinv(st.hinv)  # predictions hold the pair SDs of the current fit fixed
+        objective.use_state(st)  # predictions hold the pair SDs of the current fit fixed
         score = _score(objective, st, cand)
         order = np.argsort(score, kind="stable")
         if not score[order[0]] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
@@ -256,18 +262,18 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         prev, prev_used = st, used
         step_total = sum(mm for _, mm in batch)
         st, used = new, used + step_total
-        val = objective.value(st.theta, st.hinv)
+        val = objective.value_at(st)
         curve.append({"budget": used, "predicted": predicted, "refit": val})
         if progress is not None:
             progress(used, budget, val)
-        if objective.broken(st.theta, st.hinv):
+        if objective.broken_at(st):
             broken = True
             if step_total > 1:  # trim: shortest prefix of this step that still breaks (exact refits)
                 def prefix_breaks(t, prev=prev, cand=cand, batch=batch):
                     nonlocal n_refits
                     trial = prev.refit(apply_batch(prev.data, cand, step_prefix(batch, t)))
                     n_refits += 1
-                    return bool(trial.converged and objective.broken(trial.theta, trial.hinv))
+                    return bool(trial.converged and objective.broken_at(trial))
 
                 hi = smallest_breaking(prefix_breaks, 0.0, step_total)
                 if hi < step_total:
@@ -275,7 +281,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                     st = prev.refit(apply_batch(prev.data, cand, batch))
                     n_refits += 1
                     used = prev_used + hi
-                    curve[-1].update(budget=used, refit=objective.value(st.theta, st.hinv))
+                    curve[-1].update(budget=used, refit=objective.value_at(st))
             log += [_action_row(prev, cand, b, mm) for b, mm in batch]
             reason = "broken"
             break
@@ -287,7 +293,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     if broken:
         cold = StyleState.fit(st.data, st.ridge, st.beta_ridge, start=None)
         n_refits += 1
-        verified = bool(cold.converged and objective.broken(cold.theta, cold.hinv))
+        verified = bool(cold.converged and objective.broken_at(cold))
         final_theta = cold.theta
         st = cold
         diag = Diagnostics.optimizer("cold-start refit", cold.converged, cold.gradient_norm,
@@ -296,8 +302,9 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         objective=objective.name, action=kind, model=model, broken=broken, verified=verified,
         budget=battle_count(used) if broken else None, budget_limit=budget, n_comparisons=n_total,
         reference_top=objective.reference_top, final_top=objective.order(final_theta, state.players), initial_value=f0,
-        final_value=objective.value(final_theta, st.hinv), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
+        final_value=objective.value_at(st), reason=reason, actions=_actions_frame(log), curve=pd.DataFrame(curve),
         n_refits=n_refits, seconds=time.perf_counter() - t0, diagnostics=diag, final_theta=final_theta,
+        objective_details=objective.describe(),
     )
 
 

@@ -42,7 +42,7 @@ from bayesrank.influence.covariates.state import (
     newton_point_covariance,
     predicted_params,
 )
-from bayesrank.influence.objectives import OBJECTIVE_HELP, SmoothTau, claimed_pair
+from bayesrank.influence.objectives import OBJECTIVE_HELP, SmoothTau, claimed_pair, split_mode_suffix
 
 TIE_TOL = 1e-9
 
@@ -61,7 +61,21 @@ class StyleObjective:
     preselect_size = 128
 
     def use_hinv(self, hinv: np.ndarray) -> None:
-        """Fix the H⁻¹-dependent parts of :meth:`values` (CI-aware margins)."""
+        """Fix the covariance-dependent parts of :meth:`values` (CI-aware and significance margins)."""
+
+    def use_state(self, state: StyleState) -> None:
+        """Fix them from a fitted state (its Fisher H⁻¹; the significance mode: its covariance)."""
+        self.use_hinv(state.hinv)
+
+    def value_at(self, state: StyleState) -> float:
+        """The driver on a fitted state (what the greedy loop records after each exact refit)."""
+        self.use_state(state)
+        return self.value(state.theta, state.hinv)
+
+    def broken_at(self, state: StyleState) -> bool:
+        """The criterion on a fitted state (checked on every exact refit)."""
+        self.use_state(state)
+        return self.broken(state.theta, state.hinv)
 
     def values(self, thetas: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -90,6 +104,10 @@ class StyleObjective:
         theta = predicted_params(state, cand, m, "1sN", idx)[0, : state.n_players]
         return bool(self.values(theta[:, None])[0] < -TIE_TOL)
 
+    def describe(self) -> dict:
+        """The objective's settings (the audit JSON's ``objective_details``)."""
+        return {"name": self.name}
+
     def order(self, theta: np.ndarray, players) -> list[str]:
         """The top-k players under ``theta`` (what the audit reports as ``final_top``)."""
         return [str(p) for p in np.asarray(players)[np.argsort(-theta, kind="stable")[: self.k]]]
@@ -108,15 +126,17 @@ class TopKGap(StyleObjective):
     Broken iff ``f < −10⁻⁹``."""
 
     def __init__(self, state: StyleState, k: int = 1, ci_aware: bool = False, level: float = 0.95,
-                 target: str | None = None, goal: str | None = None):
+                 target: str | None = None, goal: str | None = None, significance: bool = False,
+                 covariance: str = "auto"):
         if not isinstance(k, (int, np.integer)) or not 1 <= k < state.n_players:
             raise InputError(f"k must be an integer in 1..{state.n_players - 1}, got {k!r}")
         self.k = int(k)
         self.in_set = np.zeros(state.n_players, bool)
         self.in_set[state.ranking()[: self.k]] = True
         self.reference_top = [str(p) for p in state.players[self.in_set]]
-        self.ci_aware = self.uses_hinv = bool(ci_aware)
-        self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
+        self._mode(state, ci_aware, significance, level, covariance)
+        if significance and (target is not None or goal is not None):
+            raise InputError("the significance mode audits the top-k set or a pair claim, not a targeted promote/demote")
         self.target, self.goal = None, None
         if target is not None or goal is not None:
             if target is None or goal not in ("promote", "demote"):
@@ -128,14 +148,47 @@ class TopKGap(StyleObjective):
                 raise InputError(f"{target!r} is already in the top-{self.k}; nothing to promote (use goal='demote')")
             self.target, self.goal = t, goal
             self.others = np.delete(np.arange(state.n_players), t)
-        self.name = (f"top{self.k}" if self.target is None else f"{goal}:{target}@top{self.k}") + (
-            "+ci" if ci_aware else "")
+        self.name = (f"top{self.k}" if self.target is None else f"{goal}:{target}@top{self.k}") + self.suffix
         self._sd = None
-        self.use_hinv(state.hinv)
+        self._check_significant(state)
+
+    def _mode(self, state, ci_aware: bool, significance: bool, level: float, covariance: str) -> None:
+        """Point (``z = 0``), CI-aware (``z = z_level``, Fisher H⁻¹) or significance mode (``z = −z_level``,
+        the state's default interval: broken when the claim is no longer significant)."""
+        if ci_aware and significance:
+            raise InputError("--ci-aware and --significance are different questions; choose one")
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        self.ci_aware, self.significance = bool(ci_aware), bool(significance)
+        self.uses_hinv = self.ci_aware or self.significance
+        self.z = z if ci_aware else (-z if significance else 0.0)
+        self.covariance = state.covariance_kind(covariance) if significance else "fisher"
+        self.suffix = "+ci" if ci_aware else ("+sig" if significance else "")
+
+    def _check_significant(self, state) -> None:
+        self.use_state(state)
+        if self.significance and not self.value(state.theta) > TIE_TOL:
+            raise InputError(f"the claim {self.name.removesuffix('+sig')} is not significant on the style-adjusted fit "
+                             f"({self.covariance} covariance); nothing to overturn")
+
+    def use_state(self, state: StyleState) -> None:
+        self.use_hinv(state.covariance(self.covariance) if self.significance else state.hinv)
+
+    def value_at(self, state: StyleState) -> float:
+        self.use_state(state)  # the mode's covariance: not overridden by the state's H⁻¹ in value()
+        return float(self.values(state.theta[:, None])[0])
+
+    def broken_at(self, state: StyleState) -> bool:
+        return self.value_at(state) < -TIE_TOL
+
+    def describe(self) -> dict:
+        mode = "ci" if self.ci_aware else ("significance" if self.significance else "point")
+        return {"name": self.name, "mode": mode, "z": abs(self.z), "covariance": self.covariance,
+                "reference_top": list(self.reference_top)}
 
     def use_hinv(self, hinv: np.ndarray) -> None:
-        """Set the pair SDs used by :meth:`values` from ``H⁻¹``."""
-        if not self.ci_aware:
+        """Set the pair SDs used by :meth:`values` from a covariance (H⁻¹, or the significance
+        mode's covariance)."""
+        if not self.uses_hinv:
             return
         if self.target is None:
             a, b = np.flatnonzero(self.in_set)[:, None], np.flatnonzero(~self.in_set)[None, :]
@@ -155,7 +208,7 @@ class TopKGap(StyleObjective):
             kth = np.partition(m, self.k - 1, axis=0)[self.k - 1]
             return sign * kth
         ins, outs = thetas[self.in_set], thetas[~self.in_set]
-        if not self.ci_aware:
+        if not self.uses_hinv:
             return ins.min(axis=0) - outs.max(axis=0)
         m = ins[:, None, :] - outs[None, :, :] + self.z * self._sd[:, :, None]
         return m.reshape(-1, n).min(axis=0)
@@ -166,18 +219,19 @@ class PairGap(TopKGap):
     ``+ z·sd_AB``, broken only when B is *significantly* ahead). Broken iff ``f < −10⁻⁹``;
     ``reference_top``/``order`` list A and B by score."""
 
-    def __init__(self, state: StyleState, player_a: str, player_b: str, ci_aware: bool = False, level: float = 0.95):
+    def __init__(self, state: StyleState, player_a: str, player_b: str, ci_aware: bool = False, level: float = 0.95,
+                 significance: bool = False, covariance: str = "auto"):
         self.a, self.b = claimed_pair(state.data.index_of, state.theta, player_a, player_b, "the style-adjusted fit")
         self.k = 1
-        self.ci_aware = self.uses_hinv = bool(ci_aware)
-        self.z = NormalDist().inv_cdf(0.5 + level / 2) if ci_aware else 0.0
+        self._mode(state, ci_aware, significance, level, covariance)
+        self.target = None
         self.reference_top = [str(player_a), str(player_b)]
-        self.name = f"pair:{player_a}>{player_b}" + ("+ci" if ci_aware else "")
+        self.name = f"pair:{player_a}>{player_b}" + self.suffix
         self._sd = 0.0
-        self.use_hinv(state.hinv)
+        self._check_significant(state)
 
     def use_hinv(self, hinv: np.ndarray) -> None:
-        if self.ci_aware:
+        if self.uses_hinv:
             self._sd = float(np.sqrt(max(hinv[self.a, self.a] + hinv[self.b, self.b] - 2 * hinv[self.a, self.b], 0.0)))
 
     def values(self, thetas: np.ndarray) -> np.ndarray:
@@ -234,6 +288,9 @@ class StyleTau(SmoothTau, StyleObjective):
 
     def predicted_broken(self, state, cand, idx, m) -> bool:
         return self.broken(predicted_params(state, cand, m, "1sN", idx)[0, : state.n_players])
+
+    def describe(self) -> dict:
+        return {"name": "tau", "threshold": self.threshold, "temperature": self.temperature}
 
 
 class StyleVariance(StyleObjective):
@@ -304,9 +361,14 @@ class StyleVariance(StyleObjective):
     def predicted_broken(self, state, cand, idx, m) -> bool:
         return self.broken(None, newton_point_covariance(state, cand, idx, m))
 
+    def describe(self) -> dict:
+        return {"name": self.name, "mode": self.mode, "variance_ratio": self.ratio, "v0": self.v0,
+                "covariance": "fisher"}
+
 
 def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, level: float = 0.95,
-                    target: str | None = None, goal: str | None = None, reference=None,
+                    target: str | None = None, goal: str | None = None, significance: bool = False,
+                    covariance: str = "auto", reference=None,
                     tau_threshold: float = 0.9, temperature: float | None = None, ci_mode: str = "inflate",
                     ci_ratio: float | None = None) -> StyleObjective:
     """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → a style objective (the plain
@@ -316,9 +378,12 @@ def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, lev
             k = 1 if spec == "top1" else int(spec.split(":", 1)[1])
         except ValueError:
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
-        return TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal)
-    if ci_aware and (spec in ("tau", "order") or spec.startswith("ci-")):
-        raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
+        return TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal, significance=significance,
+                       covariance=covariance)
+    spec, ci_aware, significance = split_mode_suffix(spec, state.players, ci_aware, significance)
+    if (ci_aware or significance) and (spec in ("tau", "order") or spec.startswith("ci-")):
+        flag = "--ci-aware" if ci_aware else "--significance"
+        raise InputError(f"{flag} applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
     if spec in ("tau", "order"):
         return StyleTau(state, reference, temperature, tau_threshold)
     if spec.startswith("ci-player:"):
@@ -329,5 +394,5 @@ def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, lev
         from bayesrank.data.claims import split_pair_claim
 
         a, b = split_pair_claim(spec.removeprefix("pair:"), state.players)
-        return PairGap(state, a, b, ci_aware=ci_aware, level=level)
+        return PairGap(state, a, b, ci_aware=ci_aware, level=level, significance=significance, covariance=covariance)
     raise InputError(f"unknown objective {spec!r}; expected {OBJECTIVE_HELP}")

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayesrank.bt.mle import constrained_covariance, constraint_basis
-from bayesrank.bt.style import DIVERGED, BattleData, loss_terms, newton, objective
+from bayesrank.bt.mle import constrained_covariance, constraint_basis, default_interval
+from bayesrank.bt.style import DIVERGED, BattleData, loss_terms, meat, newton, objective
 from bayesrank.errors import InputError
 
 ACTIONS = ("drop", "flip", "add")
@@ -77,6 +77,27 @@ class StyleState:
         ok = bool(res.converged and np.all(np.isfinite(res.params))
                   and np.max(np.abs(res.params[: data.n_players])) < DIVERGED and identified(res.hessian, data))
         return cls(data, res.params, res.hessian, ridge, beta_ridge, ok, res.gradient_norm)
+
+    def covariance_kind(self, kind: str = "auto") -> str:
+        """``auto`` → the package's default interval (``bt.mle.default_interval``): ``sandwich`` when
+        some outcomes are fractional (ties as half-wins, a soft judge's shares), ``fisher`` otherwise."""
+        if kind not in ("auto", "fisher", "sandwich"):
+            raise InputError(f"covariance must be auto, fisher or sandwich, got {kind!r}")
+        if kind != "auto":
+            return kind
+        y = self.data.y[self.data.freq > 0]
+        return default_interval("half", bool(((y > 0) & (y < 1)).any()))
+
+    def covariance(self, kind: str = "auto") -> np.ndarray:
+        """Covariance of φ̂ on the sum-to-zero space: Fisher ``H⁻¹`` or the sandwich ``H⁻¹BH⁻¹``
+        (``bt.style.covariance``; cluster-robust when the data carry clusters), cached per state."""
+        kind = self.covariance_kind(kind)
+        if kind == "fisher":
+            return self.hinv
+        cache = self.__dict__.setdefault("_covariances", {})
+        if kind not in cache:
+            cache[kind] = self.hinv @ meat(self.data, self.params) @ self.hinv
+        return cache[kind]
 
     def refit(self, data: BattleData, start=None) -> StyleState:
         """Exact refit of ``data`` with this state's penalties (warm start at φ̂ unless ``start``)."""
