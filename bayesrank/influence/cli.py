@@ -121,9 +121,6 @@ def run(args) -> int:
     from bayesrank.report import console
 
     style_flag_errors(args)
-    if args.style is not None and args.significance:
-        raise InputError("--significance is not available with --style (the style-controlled audit has point and "
-                         "--ci-aware objectives)")
     if args.style is not None:
         return run_style(args)
     import pandas as pd
@@ -176,7 +173,7 @@ def run_style(args) -> int:
     out = console()
     with audit_progress(out) as progress:
         report = audit_report(args.data, args.style, args.objective, args.actions, ci_aware=args.ci_aware,
-                              level=args.level, target=args.target, goal=args.goal, budget=args.budget,
+                              significance=args.significance, level=args.level, target=args.target, goal=args.goal, budget=args.budget,
                               ties=args.ties, ridge=args.ridge, transform=args.style_transform,
                               standardize=args.style_standardize, ci_mode=args.ci_mode, ci_ratio=args.ci_ratio,
                               tau_threshold=args.tau_threshold, data_format=args.format,

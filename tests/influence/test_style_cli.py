@@ -244,3 +244,21 @@ def test_weighted_battles_give_fractional_budgets(battles, tmp_path):
         assert audit["broken"] and audit["verified"], audit["reason"]
         assert audit["budget"] == pytest.approx(sum(a["count"] for a in audit["actions"]), abs=1e-9)
     assert any(a["budget"] != round(a["budget"]) for a in d["audits"].values())
+
+
+def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path):
+    """``--significance`` with ``--style``: the top-1 (significant on this file) loses its significance
+    (ties as half-wins: sandwich = statsmodels' HC0) after the logged actions, replayed on the raw CSV."""
+    from tests.influence.style_reference import weakest_significance_margin
+
+    d = _cli_json(battles, tmp_path, "--objective", "top1", "--significance", "--actions", "flip")
+    audit = d["audits"]["flip"]
+    assert d["settings"]["significance"] and audit["objective"] == "top1+sig", audit["reason"]
+    assert audit["objective_details"]["covariance"] == "sandwich" and audit["broken"] and audit["verified"]
+    st = StyleState.fit(battle_data(str(battles), STYLE))
+    order = st.ranking()
+    pairs = [(order[0], b) for b in order[1:]]
+    assert weakest_significance_margin(st.data, pairs, cov_type="HC0") > 0
+    from tests.influence.style_reference import replay
+
+    assert weakest_significance_margin(replay(st.data, pd.DataFrame(audit["actions"])), pairs, cov_type="HC0") < 0

@@ -151,7 +151,8 @@ def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
 
 
 def audit_report(data, style=None, objective: str = "top1", actions=("drop", "flip", "add"), *,
-                 ci_aware: bool = False, level: float = 0.95, target: str | None = None, goal: str | None = None,
+                 ci_aware: bool = False, significance: bool = False, level: float = 0.95,
+                 target: str | None = None, goal: str | None = None,
                  budget: int | None = None, ties: str = "half", ridge: float = 0.0,
                  transform: str = "normalized_diff", standardize: str = "center_scale", ci_mode: str | None = None,
                  ci_ratio: float | None = None, tau_threshold: float = 0.9, data_format: str = "auto",
@@ -160,9 +161,10 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     style-controlled BT with each action type in ``actions`` (``drop``, ``flip``, ``add``), every
     break verified by a cold-start refit. Options as :func:`bayesrank.influence.audit` (``ci_mode``
     defaults to ``inflate`` for drop/flip and ``reduce`` for add); data as :func:`load_style_state`.
-    ``budget``: battles per audit (default 5% of the battles). ``progress(done, total, label)`` is
+    ``significance``: top-k and pair claims break when no longer significant (the default interval:
+    sandwich with fractional outcomes). ``budget``: battles per audit (default 5% of the battles). ``progress(done, total, label)`` is
     called after every greedy step (battles acted on, budget)."""
-    from bayesrank.influence.api import check_ci_aware, default_ci_mode
+    from bayesrank.influence.api import SIGNIFICANCE_COVARIANCE, check_ci_aware, default_ci_mode
 
     acts = style_actions(actions)
     if not 0 < level < 1:
@@ -170,8 +172,8 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     state = load_style_state(data, style, ties, ridge, transform, standardize, data_format, exclude_invalid)
 
     def make(kind):
-        return style_objective(objective, state, ci_aware=ci_aware, level=level, target=target, goal=goal,
-                               tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode), ci_ratio=ci_ratio)
+        return style_objective(objective, state, ci_aware=ci_aware, significance=significance, level=level,
+                               target=target, goal=goal, tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode), ci_ratio=ci_ratio)
 
     jobs = [(kind, make(kind)) for kind in acts]  # validates the objective before any audit runs
     check_ci_aware(ci_aware, jobs[0][1], objective)
@@ -184,7 +186,8 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     settings = {"actions": acts, "features": d.transform, "ties": d.ties,
                 "ridge": state.ridge, "ci_aware": bool(ci_aware), "level": level, "target": target, "goal": goal,
                 "budget": budget, "tau_threshold": tau_threshold, "ci_mode": ci_mode, "ci_ratio": ci_ratio,
-                "significance_covariance": "inverse observed information H^-1 (Fisher)"}
+                "significance": bool(significance),
+                "significance_covariance": SIGNIFICANCE_COVARIANCE[getattr(jobs[0][1], "covariance", "fisher")]}
     return StyleAuditReport(objective=objective, audits=audits, state=state, settings=settings,
                             exclusions=d.exclusions.to_dict())
 
