@@ -140,6 +140,25 @@ def _predicted_broken(objective: Objective, st: BTState, cand: Candidates, idx: 
     return objective.broken_predicted(st, th, hv)
 
 
+def fill_step(group, capacity, order, score, batch, room: float, remaining: float) -> list:
+    """Fill a step whose best candidate ``batch[0]`` is exhausted with the next candidates in
+    ``order`` — at least 0.8 as effective per action, each of another ``group`` (pair or row), at
+    their ``capacity`` — up to ``room`` actions and half the ``remaining`` margin (predicted)."""
+    best, m = batch[0]
+    total, groups, gain = m, {int(group[best])}, -score[best] * m
+    for idx in order[1:]:
+        if not score[idx] <= 0.8 * score[best] or total >= room or gain >= 0.5 * remaining:
+            break
+        if int(group[idx]) in groups or not np.isfinite(score[idx]):
+            continue
+        mm = float(min(capacity[idx], room - total))
+        batch.append((int(idx), mm))
+        groups.add(int(group[idx]))
+        total += mm
+        gain += -score[idx] * mm
+    return batch
+
+
 def early_stop(objective) -> bool:
     """Whether the audit may stop before its budget when the best per-match rate, extrapolated
     linearly over the remaining budget, closes less than a tenth of the margin: only for margin
@@ -275,20 +294,9 @@ def greedy_audit(
         if fill_steps and m == cand.available[best] and m < room and not _predicted_broken(objective, st, cand, best, m):
             # the best cell is exhausted without a predicted break: fill the step with the next
             # cells (other pairs, at least half as effective per match), then refit once
-            total, pairs = m, {int(cand.r[best])}
             # objectives that break at 0: fill only up to half of the remaining gap (predicted)
             remaining = np.inf if isinstance(objective, SmoothTau) else abs(curve[-1]["refit"])
-            gain = -score[best] * m
-            for idx in order[1:]:
-                if not score[idx] <= 0.8 * score[best] or total >= room or gain >= 0.5 * remaining:
-                    break
-                if int(cand.r[idx]) in pairs or not np.isfinite(score[idx]):
-                    continue
-                mm = float(min(cand.available[idx], room - total))
-                batch.append((int(idx), mm))
-                pairs.add(int(cand.r[idx]))
-                total += mm
-                gain += -score[idx] * mm
+            batch = fill_step(cand.r, cand.available, order, score, batch, room, remaining)
         new_table = _apply_batch(table, cand, batch)
         rf = refit_one(st, new_table)
         n_refits += 1

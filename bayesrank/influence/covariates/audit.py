@@ -46,6 +46,7 @@ from bayesrank.influence.greedy import (
     battle_count,
     choose_count,
     early_stop,
+    fill_step,
     smallest_breaking,
     step_prefix,
 )
@@ -163,24 +164,6 @@ def _look_ahead(objective, st, cand, order, score, room, width):
     return best_idx, _choose_m(objective, st, cand, best_idx, float(min(cand.capacity[best_idx], room)))
 
 
-def _fill(cand, order, score, batch, room, remaining):
-    """Add the next rows (at least 0.8 as effective per battle, other rows) to an exhausted step,
-    up to ``room`` battles and half the ``remaining`` margin (predicted)."""
-    best, m = batch[0]
-    total, rows, gain = m, {int(cand.row[best])}, -score[best] * m
-    for idx in order[1:]:
-        if not score[idx] <= 0.8 * score[best] or total >= room or gain >= 0.5 * remaining:
-            break
-        if int(cand.row[idx]) in rows or not np.isfinite(score[idx]):
-            continue
-        mm = float(min(cand.capacity[idx], room - total))
-        batch.append((int(idx), mm))
-        rows.add(int(cand.row[idx]))
-        total += mm
-        gain += -score[idx] * mm
-    return batch
-
-
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
                 step_cap: int | None = None, max_steps: int = 2000, model: str = "style-controlled BT",
                 ci_aware: bool = False, level: float = 0.95, target: str | None = None,
@@ -244,7 +227,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         batch = [(best, m)]
         if (fill_steps and objective.driver_is_criterion and m == cand.capacity[best] and m < room
                 and not objective.predicted_broken(st, cand, best, m)):
-            batch = _fill(cand, order, score, batch, room, abs(curve[-1]["refit"]))
+            batch = fill_step(cand.row, cand.capacity, order, score, batch, room, abs(curve[-1]["refit"]))
         new = st.refit(apply_batch(st.data, cand, batch))
         n_refits += 1
         if not new.converged and len(batch) > 1:
