@@ -99,7 +99,7 @@ def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: 
         table = tables[best]
         one = refit_one(st, table)
         st = BTState(st.counts.with_counts(table), st.ties, st.ridge, one.theta, one.hessian, one.hinv)
-        if objective.broken(st.theta, st.hinv):
+        if objective.broken_at(st):  # the objective's own covariance on the exact refit
             return {"broken": True, "budget": used, "n_refits": n_refits}
     return {"broken": False, "budget": None, "n_refits": n_refits}
 
@@ -119,6 +119,10 @@ def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size
     from math import comb
 
     from bayesrank.errors import InputError
+
+    if getattr(objective, "significance", False) and state.covariance_kind(objective.covariance) != "fisher":
+        raise InputError("exhaustive certification checks breaks with H^-1 only; the significance mode on data "
+                         "with half-win ties uses the sandwich (use --ties drop, or data without ties)")
 
     st = _state_for(state, kind)
     cand = candidates(st, kind, keep_finite=False)
@@ -171,7 +175,7 @@ def random_audit(state: BTState, objective: Objective, kind: str, budget: int, s
             continue
         table, used = new, used + m
         st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
-        if objective.broken(st.theta, st.hinv):
+        if objective.broken_at(st):  # the objective's own covariance on the exact refit
             return {"broken": True, "budget": int(used), "seed": seed}
     return {"broken": False, "budget": None, "seed": seed}
 

@@ -283,18 +283,23 @@ class _Margin(Objective):
     def value(self, theta, hinv=None) -> float:
         return self._margins(theta, hinv)[0]
 
+    def _breaks(self, f: float) -> bool:
+        """Point and CI-aware modes: ``f < −10⁻⁹`` (an exact tie is no change). Significance mode:
+        ``f ≤ 0`` — exactly the review's rule (supported iff every lower bound is > 0)."""
+        return f <= 0 if self.significance else f < -TIE_TOL
+
     def broken(self, theta, hinv=None) -> bool:
-        return self.value(theta, hinv) < -TIE_TOL
+        return self._breaks(self.value(theta, hinv))
 
     def value_at(self, state: BTState) -> float:
         return self._margins(state.theta, state.covariance(self.covariance) if self.uses_hinv else None)[0]
 
     def broken_at(self, state: BTState) -> bool:
-        return self.value_at(state) < -TIE_TOL
+        return self._breaks(self.value_at(state))
 
     def broken_predicted(self, state, theta, hinv) -> bool:
         rho = self._rho(state) if self.significance else None
-        return self._margins(theta, hinv, rho)[0] < -TIE_TOL
+        return self._breaks(self._margins(theta, hinv, rho)[0])
 
     def contrast(self, theta, hinv=None) -> np.ndarray:
         """``u`` of the active pair at (θ, Σ)."""

@@ -56,14 +56,19 @@ def claims_table(report):
     from rich.table import Table
     from rich.text import Text
 
-    from bayesrank.review.render import bayesian_cell, frequentist_cell, perturbation_cell, significance_lines
+    from bayesrank.review.render import (
+        bayesian_cell,
+        frequentist_cell,
+        perturbation_cell,
+        significance_lines,
+    )
 
     colour = {"supported": "green", "fragile": "yellow", "unsupported": "red"}
     actions = [a for a in dict.fromkeys(a for c in report.claims for a in c.perturbation)]
     significance = any(c.significance_perturbation for c in report.claims)
     t = Table(title="claims and verdicts", show_lines=True)
     for col in ("claim", "verdict", "frequentist: estimate [interval], p", "Bayesian: P(claim)",
-                *(f"smallest {a}" for a in actions), *(["to lose significance"] if significance else [])):
+                *(f"smallest {a} found" for a in actions), *(["to lose significance"] if significance else [])):
         t.add_column(Text(col), overflow="fold")
     for c in report.claims:  # Text(): names and intervals are not rich markup
         sig = [Text("\n".join(significance_lines(c.significance_perturbation)))] if significance else []

@@ -82,7 +82,7 @@ def md_esc(v) -> str:
 
 
 def perturbation_cell(p: dict) -> str:
-    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none within 500'
+    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none found within 500'
     when the budget ran out."""
     if p.get("broken") is None:
         return p.get("reason", "–")
@@ -90,10 +90,10 @@ def perturbation_cell(p: dict) -> str:
         return f"{fmt(p['budget'])} ({pct(p['fraction'])}) ✓"
     if p.get("broken"):
         return f"{fmt(p['budget'])} ({pct(p['fraction'])}) unverified"
-    return f"none within {fmt(p.get('budget_limit'))}"
+    return f"none found within {fmt(p.get('budget_limit'))}"
 
 
-SIGNIFICANCE_HEAD = "to lose significance: smallest drop / flip / add (✓ verified)"
+SIGNIFICANCE_HEAD = "to lose significance: smallest drop / flip / add found (✓ verified)"
 
 
 def _has_significance(report) -> bool:
@@ -167,7 +167,7 @@ def _claims_html(report) -> str:
     actions = _actions(report)
     sig = _has_significance(report)
     head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
-            "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} that overturns it (✓ verified)</th>"
+            "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} found that overturns it (✓ verified)</th>"
                                                    for a in actions)
             + (f"<th>{_html.escape(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
     rows = []
@@ -269,7 +269,7 @@ def markdown(report) -> str:
                "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
                "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
         for a in actions:
-            row[f"smallest {a} (✓ verified)"] = perturbation_cell((c.perturbation or {}).get(a, {}))
+            row[f"smallest {a} found (✓ verified)"] = perturbation_cell((c.perturbation or {}).get(a, {}))
         if _has_significance(report):
             row[SIGNIFICANCE_HEAD] = "; ".join(significance_lines(getattr(c, "significance_perturbation", None)))
         rows.append(row)

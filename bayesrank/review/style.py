@@ -108,7 +108,8 @@ def _audits(state, budget, say, label: str, **objective) -> dict:
     for action in ACTIONS:
         say(f"style control: {label} × {action}")
         d = style_audit(state, kind=action, budget=budget, **objective).to_dict()
-        out[action] = {k: d[k] for k in ("broken", "budget", "fraction", "verified", "actions", "reason")}
+        out[action] = {k: d[k] for k in ("broken", "budget", "fraction", "verified", "actions", "reason",
+                                         "budget_limit")}
         if objective.get("significance"):
             out[action].update(objective=d["objective"], objective_details=d["objective_details"])
     return out

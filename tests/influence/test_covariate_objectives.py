@@ -304,17 +304,35 @@ def test_ci_audit_runs_to_its_budget_instead_of_stopping_early():
 
 
 # ------------------------------------------------------------------------------------ loss of significance
+def default_cov_type(data) -> str:
+    """statsmodels' twin of the default interval on ``data``: HC0 (= the sandwich) while some outcome
+    is fractional, Fisher otherwise."""
+    y = data.y[data.freq > 0]
+    return "HC0" if ((y > 0) & (y < 1)).any() else "nonrobust"
+
+
+def one_tie_state(seed: int = 21):
+    """3 players, 90 battles, one tie between the two leaders: dropping that tie switches the
+    default interval from the sandwich to Fisher."""
+    frame, _, _ = simulate_style_battles(n_players=3, n_battles=90, beta=(0.6, -0.3), seed=seed, theta_sd=1.0)
+    data = battle_data(Comparisons.from_frame(frame), STYLE)
+    order = StyleState.fit(data).ranking()
+    rows = np.flatnonzero(((data.i == order[0]) & (data.j == order[1])) | ((data.i == order[1]) & (data.j == order[0])))
+    y = data.y.copy()
+    y[rows[0]] = 0.5
+    return StyleState.fit(data.with_rows(y=y))
+
+
 @pytest.mark.parametrize("seed,tie_rate,claim", [(4, 0.1, "top1"), (4, 0.1, "pair:0>3"), (11, 0.0, "topk:2"),
-                                                 (11, 0.0, "pair:0>3")])
+                                                 (11, 0.0, "pair:0>3"), ("one tie", None, "pair:0>2")])
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
 def test_significance_breaks_verified_by_statsmodels(seed, tie_rate, claim, kind):
     """``significance=True``: the claim breaks when it is no longer significant by the default
-    interval (ties as half-wins → sandwich = statsmodels' HC0; no ties → Fisher). statsmodels' refit
-    of the replayed battles finds some contrast of the claim not significant, and with one battle
-    fewer every contrast still significant; never more battles than the reversal of the claim."""
-    st = _state(6, 1500, seed=seed, tie_rate=tie_rate)
-    cov_type = {"sandwich": "HC0", "fisher": "nonrobust"}[st.covariance_kind()]
-    assert cov_type == ("HC0" if tie_rate else "nonrobust")
+    interval *of the perturbed data* (some fractional outcome left → sandwich = statsmodels' HC0;
+    none → Fisher, as the review would then report). statsmodels' refit of the replayed battles
+    finds some contrast of the claim not significant, and with one battle fewer every contrast
+    still significant. (On these data the greedy also needs no more battles than the reversal.)"""
+    st = one_tie_state() if seed == "one tie" else _state(6, 1500, seed=seed, tie_rate=tie_rate)
     order = st.ranking()
     if claim.startswith("pair:"):
         a, b = (int(x) for x in claim.removeprefix("pair:").split(">"))
@@ -322,14 +340,56 @@ def test_significance_breaks_verified_by_statsmodels(seed, tie_rate, claim, kind
     else:
         k = 1 if claim == "top1" else int(claim.split(":")[1])
         spec, pairs = claim, [(a, b) for a in order[:k] for b in order[k:]]
-    assert weakest_significance_margin(st.data, pairs, cov_type=cov_type) > 0  # significant to begin with
+    assert weakest_significance_margin(st.data, pairs, cov_type=default_cov_type(st.data)) > 0
     res = style_audit(st, kind, objective=spec, significance=True, budget=300)
     assert res.objective.endswith("+sig") and res.broken and res.verified, res.reason
-    assert weakest_significance_margin(replay(st.data, res.actions), pairs, cov_type=cov_type) < 0
-    assert weakest_significance_margin(without_last_battle(st.data, res.actions), pairs, cov_type=cov_type) > 0
+    after, before = replay(st.data, res.actions), without_last_battle(st.data, res.actions)
+    assert weakest_significance_margin(after, pairs, cov_type=default_cov_type(after)) <= 0
+    assert weakest_significance_margin(before, pairs, cov_type=default_cov_type(before)) > 0
     reversal = style_audit(st, kind, objective=spec, budget=300)
     assert reversal.budget is None or res.budget <= reversal.budget
     validate(res.to_dict(), "style_audit")
+
+
+def test_dropping_the_only_tie_switches_the_significance_test_to_fisher():
+    """The regression behind the "one tie" case: the drop audit of the leaders' pair passes through
+    dropping their only tie; from then on the claim is tested with Fisher (the review's interval on
+    those data), and the reported break holds under Fisher — not just under the sandwich it started with."""
+    st = one_tie_state()
+    assert st.covariance_kind() == "sandwich"
+    order = st.ranking()
+    res = style_audit(st, "drop", objective=f"pair:{st.players[order[0]]}>{st.players[order[2]]}", significance=True,
+                      budget=30)
+    assert res.broken and res.verified and res.objective_details["covariance"] == "auto"
+    after = replay(st.data, res.actions)
+    if default_cov_type(after) == "nonrobust":  # the tie was dropped on the way
+        assert StyleState.fit(after).covariance_kind() == "fisher"
+    assert weakest_significance_margin(after, [(order[0], order[2])], cov_type=default_cov_type(after)) <= 0
+
+
+def test_suffix_specs_and_unidentified_refits():
+    """``top1+sig`` / ``topk:2+ci`` select the modes like the flags; a refit whose Hessian is singular
+    on the sum-to-zero space (two disconnected groups of players) is not converged, not a crash."""
+    from bayesrank.bt.style import BattleData
+    from bayesrank.influence.covariates import style_objective
+
+    st = _state(6, 1500, seed=4, tie_rate=0.1)
+    assert style_objective("top1+sig", st).name == "top1+sig"
+    assert style_objective("topk:2+ci", st).name == "top2+ci"
+    n = 200
+    rng = np.random.default_rng(0)
+    i = np.r_[np.zeros(n // 2, int), np.full(n // 2, 2)]
+    data = BattleData(players=np.array(["a", "b", "c", "d"], dtype=object), i=i, j=i + 1,
+                      y=(rng.random(n) < 0.6).astype(float), freq=np.ones(n), weight=np.ones(n),
+                      X=rng.normal(size=(n, 1)), features=["f"])
+    assert not StyleState.fit(data).converged
+    # a drop audit that reaches an exactly singular refit (a pair left with wins one way only):
+    # the action is excluded and the audit ends normally (it used to raise LinAlgError)
+    st = one_tie_state(34)
+    second, strongest = (str(st.players[q]) for q in st.ranking()[[1, 0]])
+    for significance in (False, True):
+        res = style_audit(st, "drop", objective=f"pair:{strongest}>{second}", significance=significance, budget=30)
+        assert res.reason
 
 
 def test_significance_refuses_a_claim_that_is_not_significant():

@@ -254,7 +254,8 @@ def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path):
     d = _cli_json(battles, tmp_path, "--objective", "top1", "--significance", "--actions", "flip")
     audit = d["audits"]["flip"]
     assert d["settings"]["significance"] and audit["objective"] == "top1+sig", audit["reason"]
-    assert audit["objective_details"]["covariance"] == "sandwich" and audit["broken"] and audit["verified"]
+    assert audit["objective_details"]["covariance"] == "auto" and audit["broken"] and audit["verified"]
+    assert d["settings"]["significance_covariance"].startswith("sandwich")
     st = StyleState.fit(battle_data(str(battles), STYLE))
     order = st.ranking()
     pairs = [(order[0], b) for b in order[1:]]

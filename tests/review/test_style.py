@@ -171,7 +171,7 @@ def test_significant_style_claim_gets_a_verified_loss_of_significance(report, ba
     assert audited, styled.significance_perturbation
     for action, p in audited.items():
         assert p["verified"] and p["objective"] == "pair:solid>p2+sig"
-        assert p["objective_details"]["mode"] == "significance" and p["objective_details"]["covariance"] == "fisher"
+        assert p["objective_details"]["mode"] == "significance" and p["objective_details"]["covariance"] == "auto"
         actions = pd.DataFrame(p["actions"])
         assert weakest_significance_margin(replay(data, actions), pair) < 0, action
         assert weakest_significance_margin(without_last_battle(data, actions), pair) > 0, action

@@ -42,7 +42,12 @@ from bayesrank.influence.covariates.state import (
     newton_point_covariance,
     predicted_params,
 )
-from bayesrank.influence.objectives import OBJECTIVE_HELP, SmoothTau, claimed_pair, split_mode_suffix
+from bayesrank.influence.objectives import (
+    OBJECTIVE_HELP,
+    SmoothTau,
+    claimed_pair,
+    split_mode_suffix,
+)
 
 TIE_TOL = 1e-9
 
@@ -161,24 +166,38 @@ class TopKGap(StyleObjective):
         self.ci_aware, self.significance = bool(ci_aware), bool(significance)
         self.uses_hinv = self.ci_aware or self.significance
         self.z = z if ci_aware else (-z if significance else 0.0)
-        self.covariance = state.covariance_kind(covariance) if significance else "fisher"
+        state.covariance_kind(covariance)  # validates the name
+        self.covariance = covariance if significance else "fisher"  # "auto": resolved on every state
         self.suffix = "+ci" if ci_aware else ("+sig" if significance else "")
 
     def _check_significant(self, state) -> None:
         self.use_state(state)
-        if self.significance and not self.value(state.theta) > TIE_TOL:
+        if self.significance and not self.value(state.theta) > 0:
             raise InputError(f"the claim {self.name.removesuffix('+sig')} is not significant on the style-adjusted fit "
-                             f"({self.covariance} covariance); nothing to overturn")
+                             f"({state.covariance_kind(self.covariance)} covariance); nothing to overturn")
 
     def use_state(self, state: StyleState) -> None:
+        """SDs from the state's own covariance: the significance mode's kind is resolved on each state
+        (``auto``: sandwich while some outcome is fractional, Fisher once none is — as the review would)."""
         self.use_hinv(state.covariance(self.covariance) if self.significance else state.hinv)
+
+    def _breaks(self, f: float) -> bool:
+        """``f < −10⁻⁹`` (an exact tie is no change); significance mode ``f ≤ 0``, the review's rule."""
+        return f <= 0 if self.significance else f < -TIE_TOL
+
+    def broken(self, theta, hinv=None) -> bool:
+        return self._breaks(self.value(theta, hinv))
+
+    def predicted_broken(self, state, cand, idx, m) -> bool:
+        theta = predicted_params(state, cand, m, "1sN", idx)[0, : state.n_players]
+        return self._breaks(float(self.values(theta[:, None])[0]))
 
     def value_at(self, state: StyleState) -> float:
         self.use_state(state)  # the mode's covariance: not overridden by the state's H⁻¹ in value()
         return float(self.values(state.theta[:, None])[0])
 
     def broken_at(self, state: StyleState) -> bool:
-        return self.value_at(state) < -TIE_TOL
+        return self._breaks(self.value_at(state))
 
     def describe(self) -> dict:
         mode = "ci" if self.ci_aware else ("significance" if self.significance else "point")
@@ -373,6 +392,7 @@ def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, lev
                     ci_ratio: float | None = None) -> StyleObjective:
     """``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace`` → a style objective (the plain
     audit's names: :func:`bayesrank.influence.objectives.parse_objective`)."""
+    spec, ci_aware, significance = split_mode_suffix(spec, state.players, ci_aware, significance)
     if spec == "top1" or spec.startswith("topk:"):
         try:
             k = 1 if spec == "top1" else int(spec.split(":", 1)[1])
@@ -380,7 +400,6 @@ def style_objective(spec: str, state: StyleState, *, ci_aware: bool = False, lev
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
         return TopKGap(state, k, ci_aware=ci_aware, level=level, target=target, goal=goal, significance=significance,
                        covariance=covariance)
-    spec, ci_aware, significance = split_mode_suffix(spec, state.players, ci_aware, significance)
     if (ci_aware or significance) and (spec in ("tau", "order") or spec.startswith("ci-")):
         flag = "--ci-aware" if ci_aware else "--significance"
         raise InputError(f"{flag} applies to top1, topk:K and pair:A>B claims, not to {spec!r}")

@@ -164,7 +164,11 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     ``significance``: top-k and pair claims break when no longer significant (the default interval:
     sandwich with fractional outcomes). ``budget``: battles per audit (default 5% of the battles). ``progress(done, total, label)`` is
     called after every greedy step (battles acted on, budget)."""
-    from bayesrank.influence.api import SIGNIFICANCE_COVARIANCE, check_ci_aware, default_ci_mode
+    from bayesrank.influence.api import (
+        SIGNIFICANCE_COVARIANCE,
+        check_ci_aware,
+        default_ci_mode,
+    )
 
     acts = style_actions(actions)
     if not 0 < level < 1:
@@ -187,7 +191,7 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
                 "ridge": state.ridge, "ci_aware": bool(ci_aware), "level": level, "target": target, "goal": goal,
                 "budget": budget, "tau_threshold": tau_threshold, "ci_mode": ci_mode, "ci_ratio": ci_ratio,
                 "significance": bool(significance),
-                "significance_covariance": SIGNIFICANCE_COVARIANCE[getattr(jobs[0][1], "covariance", "fisher")]}
+                "significance_covariance": SIGNIFICANCE_COVARIANCE[state.covariance_kind(getattr(jobs[0][1], "covariance", "fisher"))]}
     return StyleAuditReport(objective=objective, audits=audits, state=state, settings=settings,
                             exclusions=d.exclusions.to_dict())
 

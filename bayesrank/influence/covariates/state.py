@@ -65,7 +65,10 @@ class StyleState:
 
     def __post_init__(self):
         if self.hinv is None:
-            self.hinv = constrained_covariance(self.hessian, self.data.n_players, self.data.n_features)
+            try:
+                self.hinv = constrained_covariance(self.hessian, self.data.n_players, self.data.n_features)
+            except np.linalg.LinAlgError:  # singular on the sum-to-zero space: not identified (fit flags it)
+                self.hinv = np.full_like(self.hessian, np.nan)
 
     @classmethod
     def fit(cls, data: BattleData, ridge: float = 0.0, beta_ridge: float = 0.0, start=None) -> StyleState:
