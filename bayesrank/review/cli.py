@@ -57,24 +57,26 @@ def claims_table(report):
     from rich.text import Text
 
     from bayesrank.review.render import (
+        OVERTURN_HEAD,
+        SIGNIFICANCE_HEAD,
         bayesian_cell,
+        claim_actions,
         frequentist_cell,
-        perturbation_cell,
-        significance_lines,
+        perturbation_lines,
     )
 
     colour = {"supported": "green", "fragile": "yellow", "unsupported": "red"}
-    actions = [a for a in dict.fromkeys(a for c in report.claims for a in c.perturbation)]
+    actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
     t = Table(title="claims and verdicts", show_lines=True)
-    for col in ("claim", "verdict", "frequentist: estimate [interval], p", "Bayesian: P(claim)",
-                *(f"smallest {a} found" for a in actions), *(["to lose significance"] if significance else [])):
+    for col in ("claim", "verdict", "frequentist: estimate [interval], p", "Bayesian: P(claim)", OVERTURN_HEAD,
+                *([SIGNIFICANCE_HEAD] if significance else [])):
         t.add_column(Text(col), overflow="fold")
     for c in report.claims:  # Text(): names and intervals are not rich markup
-        sig = [Text("\n".join(significance_lines(c.significance_perturbation)))] if significance else []
+        groups = [c.perturbation] + ([c.significance_perturbation] if significance else [])
         t.add_row(Text(c.claim.text), Text(c.verdict, style=f"bold {colour[c.verdict]}"),
                   Text(frequentist_cell(c.frequentist)), Text(bayesian_cell(c.bayesian)),
-                  *(Text(perturbation_cell(c.perturbation.get(a, {}))) for a in actions), *sig)
+                  *(Text("\n".join(perturbation_lines(g, actions))) for g in groups))
     return t
 
 

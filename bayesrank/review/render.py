@@ -44,7 +44,7 @@ td.freq { text-align: right; font-variant-numeric: tabular-nums; min-width: 170p
 ACTION_ORDER = ("drop", "flip", "add", "configuration", "estimator")
 
 
-def _actions(report) -> list[str]:
+def claim_actions(report) -> list[str]:
     """Perturbation kinds present in the claims, in a fixed order."""
     present = {a for c in report.claims for a in (c.perturbation or {})}
     return [a for a in ACTION_ORDER if a in present] + sorted(present - set(ACTION_ORDER))
@@ -93,21 +93,25 @@ def perturbation_cell(p: dict) -> str:
     return f"none found within {fmt(p.get('budget_limit'))}"
 
 
-SIGNIFICANCE_HEAD = "to lose significance: smallest drop / flip / add found (✓ verified)"
+OVERTURN_HEAD = "to overturn it: smallest perturbation found (✓ verified)"
+SIGNIFICANCE_HEAD = "to lose significance: smallest perturbation found (✓ verified)"
 
 
 def _has_significance(report) -> bool:
     return any(getattr(c, "significance_perturbation", None) is not None for c in report.claims)
 
 
-def significance_lines(sp: dict | None) -> list[str]:
-    """One line per action ('flip: 6 (0.0004%) ✓'), or the one reason why it was not audited
-    (claims that are not significant, the order claim)."""
-    if not sp:
+def perturbation_lines(entries: dict | None, order=None) -> list[str]:
+    """One line per action ('flip: 6 (0.0004%) ✓', in ``order`` when given), or the one reason why
+    the claim was not audited (false at the point estimate, not significant, the order claim)."""
+    if not entries:
         return ["–"]
-    if all(p.get("broken") is None for p in sp.values()):
-        return [next(iter(sp.values())).get("reason", "–")]
-    return [f"{a}: {perturbation_cell(p)}" for a, p in sp.items()]
+    if all(p.get("broken") is None for p in entries.values()):
+        return [next(iter(entries.values())).get("reason", "–")]
+    keys = [a for a in (order or entries) if a in entries]
+    return [f"{a}: {perturbation_cell(entries[a])}" for a in keys]
+
+
 
 
 def frequentist_cell(f: dict) -> str:
@@ -164,11 +168,10 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 
 def _claims_html(report) -> str:
-    actions = _actions(report)
+    actions = claim_actions(report)
     sig = _has_significance(report)
     head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
-            "<th>Bayesian: P(claim)</th>" + "".join(f"<th>smallest {a} found that overturns it (✓ verified)</th>"
-                                                   for a in actions)
+            f"<th>Bayesian: P(claim)</th><th>{_html.escape(OVERTURN_HEAD)}</th>"
             + (f"<th>{_html.escape(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
     rows = []
     for c in report.claims:
@@ -177,10 +180,9 @@ def _claims_html(report) -> str:
                  f"<td class=\"why\">{esc(c.reason)}</td>",
                  f"<td class=\"freq\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
-        for a in actions:
-            cells.append(f"<td>{_html.escape(perturbation_cell((c.perturbation or {}).get(a, {})))}</td>")
-        if sig:
-            lines = significance_lines(getattr(c, "significance_perturbation", None))
+        groups = [c.perturbation] + ([getattr(c, "significance_perturbation", None)] if sig else [])
+        for entries in groups:
+            lines = perturbation_lines(entries, actions)
             cells.append("<td class=\"why\">" + "<br>".join(_html.escape(x) for x in lines) + "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<div class=\"wrap\"><table id=\"claims\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -262,16 +264,15 @@ def markdown(report) -> str:
     out = [f"# {md_esc(report.title)}", "",
            f"bayesrank review · kind: {md_esc(report.kind)} · level {md_esc(report.level)} · "
            + ", ".join(f"**{n} {v}**" for v, n in counts.items()), "", "## Verdicts", ""]
-    actions = _actions(report)
+    actions = claim_actions(report)
     rows = []
     for c in report.claims:
         row = {"claim": c.claim.text, "verdict": c.verdict, "why": c.reason,
                "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
                "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
-        for a in actions:
-            row[f"smallest {a} found (✓ verified)"] = perturbation_cell((c.perturbation or {}).get(a, {}))
+        row[OVERTURN_HEAD] = "; ".join(perturbation_lines(c.perturbation, actions))
         if _has_significance(report):
-            row[SIGNIFICANCE_HEAD] = "; ".join(significance_lines(getattr(c, "significance_perturbation", None)))
+            row[SIGNIFICANCE_HEAD] = "; ".join(perturbation_lines(getattr(c, "significance_perturbation", None), actions))
         rows.append(row)
     out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule)}", ""]
     out += [f"> {md_esc(n)}" for n in report.notes]
