@@ -70,6 +70,8 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``claims``: claim strings (see :mod:`bayesrank.review.claims`); None gives the defaults.
     ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
     ``budget``: the audits' action budget (default 5% of the comparisons).
+    ``style="A:B,..."`` (with ``style_transform``, ``style_standardize`` as ``bayesrank fit --style``)
+    answers every claim again under style control.
     """
     import warnings
 
@@ -111,6 +113,8 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
     if options.get("style") and kind not in ("pairwise", "judges"):
         raise InputError(f"--style applies to pairwise battles only (this is {kind} data)")
+    if not options.get("style") and ({"style_transform", "style_standardize"} & set(options)):
+        raise InputError("--style-transform / --style-standardize need --style")
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from bayesrank.cli_args import add_data_args
-from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK
+from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
 KINDS = ("pairwise", "judges", "grid", "confidence")
 
@@ -38,9 +38,10 @@ def register(sub) -> None:
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
-    p.add_argument("--style", default=None, metavar="A_COL:B_COL[,...]",
-                   help="also answer every claim under style control (per-battle feature columns of each side, "
-                        "e.g. len_a:len_b); pairwise battles only")
+    from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level
+
+    add_style_model_args(p, "also answer every claim under style control (per-battle feature columns of each side, "
+                            "e.g. len_a:len_b); pairwise battles only")
     g = p.add_argument_group("grid data")
     g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
     g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
@@ -87,6 +88,10 @@ def _split(text):
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
             "benchmarks": _split(args.benchmarks), "style": args.style}
+    if args.style:  # the style model's feature options (bayesrank fit --style's)
+        opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
+    elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):
+        raise InputError("--style-transform / --style-standardize need --style")
     return {k: v for k, v in opts.items() if v is not None}
 
 

@@ -8,7 +8,8 @@ from bayesrank.review.report import ReviewReport
 
 def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
-                    draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None) -> ReviewReport:
+                    draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
+                    style_transform: str = "normalized_diff", style_standardize: str = "center_scale") -> ReviewReport:
     from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
@@ -49,8 +50,10 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     if style:
         from bayesrank.review.style import style_claims
 
-        sanswers, ssecs, sparts = style_claims(path, parsed, default.players, default.score, style=style, level=level, z=z, fragile_below=fragile_below,
-                                               fast=fast, seed=seed, budget=budget, progress=say)
+        sanswers, ssecs, sparts = style_claims(path, parsed, default.players, default.score, style=style, level=level,
+                                               z=z, fragile_below=fragile_below, fast=fast, seed=seed, budget=budget,
+                                               progress=say, transform=style_transform,
+                                               standardize=style_standardize)
         answers = [x for pair in zip(answers, sanswers) for x in pair]  # each claim beside its style-controlled twin
         secs = ssecs + secs
         parts.update(sparts)

@@ -41,6 +41,8 @@ from bayesrank.review.report import Section
 from bayesrank.review.verdict import verdict
 
 SUFFIX = " [style-controlled]"
+FEATURE_TEXT = {"normalized_diff": "normalised differences (x_a − x_b)/(x_a + x_b)", "diff": "differences x_a − x_b"}
+STANDARDIZE_TEXT = {"center_scale": "centred and scaled", "scale": "scaled, not centred", "none": "not standardised"}
 
 
 def _theta_view(fit, method: str | None = None):
@@ -127,7 +129,8 @@ def _significance_answer(state, claim, freq: dict, target: dict, level: float, b
 
 
 def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float, z: float,
-                 fragile_below: float, fast: bool, seed: int, budget=None, progress=None):
+                 fragile_below: float, fast: bool, seed: int, budget=None, progress=None,
+                 transform: str = "normalized_diff", standardize: str = "center_scale"):
     """(answers, sections, diagnostics parts) under style control. The claims are about the players
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1."""
     from bayesrank.bt.mle import default_interval
@@ -136,7 +139,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
-    sbt = StyleBT(path, style=style, level=level)
+    sbt = StyleBT(path, style=style, level=level, transform=transform, standardize=standardize)
     fractional = bool(((sbt.data.y > 0) & (sbt.data.y < 1)).any())  # ties as half-wins, or a soft judge's shares
     ci = default_interval("half", fractional)
     mle = sbt.fit("mle", ci=ci)
@@ -180,7 +183,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
     change = mle.table()
     sec = Section("style", "Under style control",
                   text=[f"Style-controlled Bradley–Terry on {mle.n_comparisons:,.0f} battles with features "
-                        f"{', '.join(mle.features)} (normalised differences (x_a − x_b)/(x_a + x_b), standardised); "
+                        f"{', '.join(mle.features)} ({FEATURE_TEXT[transform]}, {STANDARDIZE_TEXT[standardize]}); "
                         f"{ci} intervals. The table shows each player's rank with and without style control."],
                   tables=[("style coefficients β", coef), ("leaderboard under style control", change)],
                   data={"style": coef.to_dict(orient="records"), "leaderboard": change.to_dict(orient="records")})

@@ -182,3 +182,26 @@ def test_significant_style_claim_gets_a_verified_loss_of_significance(report, ba
 
     validate(report.to_dict(), "review")
     assert "to lose significance" in report.to_html()
+
+
+def test_style_feature_options_reach_the_review(battles, tmp_path, capsys):
+    """``--style-standardize scale`` (the fix the centring warning names) and ``--style-transform``
+    are review flags too: the style section's β equals ``bayesrank fit --style`` with the same
+    options (statsmodels GLM on the raw length difference scaled by its RMS)."""
+    path, df = battles
+    rep = review(path, fast=True, claims=["solid>p2"], style="len_a:len_b", style_transform="diff",
+                 style_standardize="scale", budget=30)
+    sec = next(s for s in rep.sections if s.key == "style")
+    assert "differences x_a − x_b, scaled, not centred" in sec.text[0]
+    raw = (df.len_a - df.len_b).to_numpy()
+    d = raw / np.sqrt(np.mean(raw**2))
+    idx = {p: i for i, p in enumerate(PLAYERS)}
+    x = np.zeros((len(df), len(PLAYERS)))
+    x[np.arange(len(df)), df.model_a.map(idx)] = 1
+    x[np.arange(len(df)), df.model_b.map(idx)] = -1
+    fit = sm.GLM((df.outcome == "a").to_numpy(float), np.column_stack([x[:, :-1], d]),
+                 family=sm.families.Binomial()).fit(tol=1e-13)
+    beta = pd.DataFrame(sec.data["style"])["coef"].iloc[0]
+    assert beta == pytest.approx(fit.params[-1], abs=1e-6)
+    assert main(["review", str(path), "--fast", "--style-standardize", "scale"]) == 2
+    assert "need --style" in capsys.readouterr().err
