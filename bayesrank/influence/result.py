@@ -21,7 +21,7 @@ from bayesrank.influence.robustness import robustness_table
 from bayesrank.influence.state import BTState
 from bayesrank.protocol import Diagnostics, Result
 
-TABLE_COLUMNS = ["action", "candidate_space", "broken", "verified", "budget", "fraction", "budget_limit", "steps",
+TABLE_COLUMNS = ["action", "candidate_space", "broken", "verified", "budget", "fraction", "budget_limit", "n_actions",
                  "seconds", "reason", "certified_minimum", "lower_bound"]
 
 
@@ -97,7 +97,7 @@ class AuditReport(Result):
             cert = r.certified or {}
             rows.append({"action": action, "candidate_space": r.candidate_space or "", "broken": r.broken,
                          "verified": r.verified, "budget": r.budget, "fraction": r.fraction,
-                         "budget_limit": r.budget_limit, "steps": len(r.actions), "seconds": r.seconds,
+                         "budget_limit": r.budget_limit, "n_actions": len(r.actions), "seconds": r.seconds,
                          "reason": r.reason, "certified_minimum": cert.get("minimum"),
                          "lower_bound": cert.get("lower_bound")})
         df = pd.DataFrame(rows, columns=TABLE_COLUMNS)

@@ -21,7 +21,7 @@ def test_table_and_access(report, nba):
     assert t["action"].tolist() == ["drop", "flip"]
     for row in t.itertuples():
         res = report[row.action]
-        assert (row.broken, row.verified, row.budget, row.steps) == (res.broken, res.verified, res.budget,
+        assert (row.broken, row.verified, row.budget, row.n_actions) == (res.broken, res.verified, res.budget,
                                                                       len(res.actions))
         assert row.fraction == pytest.approx(res.actions["count"].sum() / nba.counts.counts.sum())
     assert report.leader == str(nba.players[np.argmax(nba.theta)])

@@ -24,7 +24,7 @@ from bayesrank.influence.covariates.state import ACTIONS, StyleState
 from bayesrank.protocol import Diagnostics, Result
 
 MODEL = "style-controlled BT"
-TABLE_COLUMNS = ["action", "broken", "verified", "budget", "fraction", "budget_limit", "steps", "n_refits", "seconds",
+TABLE_COLUMNS = ["action", "broken", "verified", "budget", "fraction", "budget_limit", "n_actions", "n_refits", "seconds",
                  "final_top", "reason"]
 
 
@@ -67,7 +67,7 @@ class StyleAuditReport(Result):
     def table(self) -> pd.DataFrame:
         """One row per action: broken, verified, budget (battles), fraction of the battles, reason."""
         rows = [{"action": a, "broken": r.broken, "verified": r.verified, "budget": r.budget, "fraction": r.fraction,
-                 "budget_limit": r.budget_limit, "steps": len(r.actions), "n_refits": r.n_refits,
+                 "budget_limit": r.budget_limit, "n_actions": len(r.actions), "n_refits": r.n_refits,
                  "seconds": r.seconds, "final_top": ", ".join(r.final_top), "reason": r.reason}
                 for a, r in self.audits.items()]
         df = pd.DataFrame(rows, columns=TABLE_COLUMNS)
