@@ -1,23 +1,37 @@
 """Independent references for audits of the style-controlled BT: replay a logged audit on the
-battles and refit them with statsmodels' logistic GLM (player 0 as reference, ±1 player columns
-and the style features, frequency weights)."""
+battles (own code, not the package's ``apply``) and refit them with statsmodels' logistic GLM
+(player 0 as reference, ±1 player columns and the style features, frequency weights)."""
+
+from types import SimpleNamespace
 
 import numpy as np
 
-from bayesrank.influence.covariates import apply
-from bayesrank.influence.covariates.state import Candidates
-
 
 def replay(data, actions):
-    """Re-apply a logged audit's actions (a DataFrame or a list of records; row indices refer to
-    the data at each step: added rows go to the end)."""
+    """Re-apply a logged audit's actions to a copy of the battles' arrays — written here, not with
+    the package's ``apply`` — checking that each logged battle (pair, outcome, features) is the
+    replayed row. Row indices refer to the data at each step: partial flips and adds append rows
+    at the end. Returns an object with the arrays :func:`glm` reads."""
+    b = SimpleNamespace(players=data.players, features=list(data.features), i=data.i.copy(), j=data.j.copy(),
+                        y=data.y.astype(float).copy(), freq=data.freq.astype(float).copy(), X=data.X.copy())
     records = actions.to_dict(orient="records") if hasattr(actions, "to_dict") else list(actions)
     for act in records:
-        y_new = act.get("y_new", np.nan)
-        c = Candidates(act["kind"], np.array([int(act["row"])]), np.array([np.nan if y_new is None else y_new]),
-                       np.array([np.inf]), np.zeros(1), np.zeros(1))
-        data = apply(data, c, 0, float(act["count"]))
-    return data
+        n, m = int(act["row"]), float(act["count"])
+        assert (str(b.players[b.i[n]]), str(b.players[b.j[n]]), b.y[n]) == (act["player_a"], act["player_b"], act["y"])
+        np.testing.assert_allclose([act[f] for f in data.features], b.X[n], atol=1e-12)
+        if act["kind"] == "drop":
+            b.freq[n] -= m
+        elif act["kind"] == "flip" and m >= b.freq[n]:
+            b.y[n] = act["y_new"]
+        else:
+            if act["kind"] == "flip":
+                b.freq[n] -= m
+            b.i, b.j = np.append(b.i, b.i[n]), np.append(b.j, b.j[n])
+            b.y, b.freq = np.append(b.y, act["y_new"]), np.append(b.freq, m)
+            b.X = np.vstack([b.X, b.X[n]])
+    assert (b.freq >= -1e-12).all()
+    b.n_players, b.n_rows = len(b.players), len(b.y)
+    return b
 
 
 def glm(data, cov_type: str = "nonrobust"):
