@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -117,7 +118,7 @@ def _state_for(base: BTState, kind: str) -> BTState:
     return base
 
 
-def _score(objective: Objective, st: BTState, cand: Candidates, preselect: int | None = None) -> np.ndarray:
+def score_candidates(objective: Objective, st: BTState, cand: Candidates, preselect: int | None = None) -> np.ndarray:
     """Per-match 1sN change of the objective for each candidate. Where the 1sN evaluation is costly
     (the τ surrogate: K² per candidate; CI objectives and CI-aware margins: a K × K inverse per
     candidate) only the best ``preselect`` (``objective.preselect_size``) candidates of a cheap score
@@ -196,24 +197,25 @@ def _choose_m(objective, st, cand, idx, cap) -> float:
     return choose_count(lambda m: _predicted_broken(objective, st, cand, idx, m), cap)
 
 
-def _look_ahead(objective, st, cand, order, score, room, width):
+def look_ahead(objective, order, score, capacity, room, width, choose, predicts_break):
     """(candidate, m) of this step: among the ``width`` best-scored candidates, the one whose 1sN
-    predicts a break with the fewest matches (ties: the better score); when none is predicted to
+    predicts a break with the fewest actions (ties: the better score); when none is predicted to
     break within ``room``, the best-scored candidate with its capacity. Used only where the smooth
     driver and the hard criterion differ (τ: one flip of a close pair can break the hard τ while
-    the surrogate prefers spreading changes); for margins the driver is the criterion."""
+    the surrogate prefers spreading changes); for margins the driver is the criterion.
+    ``choose(idx, cap)`` is the step size (:func:`choose_count`), ``predicts_break(idx, m)`` the 1sN's
+    verdict — the plain and the style-controlled audits pass their own."""
     best_idx, best_m = int(order[0]), None
     for idx in order[: 0 if objective.driver_is_criterion else width]:
         idx = int(idx)
         if not (np.isfinite(score[idx]) and score[idx] < 0):
             break
-        cap = float(min(cand.available[idx], room))
-        m = _choose_m(objective, st, cand, idx, cap)
-        if (best_m is None or m < best_m) and _predicted_broken(objective, st, cand, idx, m):
+        m = choose(idx, float(min(capacity[idx], room)))
+        if (best_m is None or m < best_m) and predicts_break(idx, m):
             best_idx, best_m = idx, m
     if best_m is not None:
         return best_idx, best_m
-    return best_idx, _choose_m(objective, st, cand, best_idx, float(min(cand.available[best_idx], room)))
+    return best_idx, choose(best_idx, float(min(capacity[best_idx], room)))
 
 
 def greedy_audit(
@@ -231,7 +233,7 @@ def greedy_audit(
     """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc).
     ``fill_steps`` (default: only when N > 50,000) fills a step with several cells; ``seed`` drives
     the outcomes of ``add_sampled`` (:class:`OutcomeStream`; unused by the other actions);
-    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`_look_ahead`)."""
+    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`look_ahead`)."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action type {kind!r}; expected one of {ACTION_TYPES} or remove-player")
     t0 = time.perf_counter()
@@ -275,7 +277,7 @@ def greedy_audit(
         if len(cand) == 0:
             reason = "no candidate actions left"
             break
-        score = _score(objective, st, cand)
+        score = score_candidates(objective, st, cand)
         order = np.argsort(score, kind="stable")
         best = int(order[0])
         if not score[best] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
@@ -286,14 +288,16 @@ def greedy_audit(
                       f"{budget - used:g} matches left would close less than a tenth of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
-        best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
+        best, m = look_ahead(objective, order, score, cand.available, room, lookahead,
+                             partial(_choose_m, objective, st, cand),
+                             partial(_predicted_broken, objective, st, cand))
         if m <= 0:
             reason = "no remaining capacity"
             break
         batch = [(best, m)]
         if fill_steps and m == cand.available[best] and m < room and not _predicted_broken(objective, st, cand, best, m):
             # the best cell is exhausted without a predicted break: fill the step with the next
-            # cells (other pairs, at least half as effective per match), then refit once
+            # cells (other pairs, at least 0.8 as effective per match: fill_step), then refit once
             # objectives that break at 0: fill only up to half of the remaining gap (predicted)
             remaining = np.inf if isinstance(objective, SmoothTau) else abs(curve[-1]["refit"])
             batch = fill_step(cand.r, cand.available, order, score, batch, room, remaining)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,8 @@ from bayesrank.influence.greedy import (
     choose_count,
     early_stop,
     fill_step,
+    look_ahead,
+    score_candidates,
     smallest_breaking,
     step_prefix,
 )
@@ -132,38 +135,9 @@ class StyleAudit(Result):
 
 
 # ---------------------------------------------------------------------------------------- greedy
-def _score(objective: StyleObjective, st: StyleState, cand: Candidates) -> np.ndarray:
-    """Per-battle 1sN change of the driver; with a costly 1sN only the ``preselect_size`` best of
-    the cheap ``preselect`` order are refined (the others get +inf)."""
-    cheap = objective.preselect
-    if cheap is not None and len(cand) > objective.preselect_size:
-        top = np.argsort(objective.delta(st, cand, 1.0, cheap), kind="stable")[: objective.preselect_size]
-        out = np.full(len(cand), np.inf)
-        out[top] = objective.delta(st, cand.take(top), 1.0, "1sN")
-        return out
-    return objective.delta(st, cand, 1.0, "1sN")
-
-
 def _choose_m(objective: StyleObjective, st: StyleState, cand: Candidates, idx: int, cap: float) -> float:
     """Smallest integer m ≤ cap (or cap) that the 1sN predicts to break; else cap."""
     return choose_count(lambda m: objective.predicted_broken(st, cand, idx, m), cap)
-
-
-def _look_ahead(objective, st, cand, order, score, room, width):
-    """(candidate, m) of this step: where the driver is not the criterion (τ), among the ``width``
-    best-scored rows the one whose 1sN predicts a break with the fewest battles; otherwise (or when
-    none is predicted to break within ``room``) the best-scored row."""
-    best_idx, best_m = int(order[0]), None
-    for idx in order[: 0 if objective.driver_is_criterion else width]:
-        idx = int(idx)
-        if not (np.isfinite(score[idx]) and score[idx] < 0):
-            break
-        m = _choose_m(objective, st, cand, idx, float(min(cand.capacity[idx], room)))
-        if (best_m is None or m < best_m) and objective.predicted_broken(st, cand, idx, m):
-            best_idx, best_m = idx, m
-    if best_m is not None:
-        return best_idx, best_m
-    return best_idx, _choose_m(objective, st, cand, best_idx, float(min(cand.capacity[best_idx], room)))
 
 
 def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int | None = None,
@@ -215,7 +189,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
             reason = "no candidate actions left"
             break
         objective.use_state(st)  # predictions hold the pair SDs of the current fit fixed
-        score = _score(objective, st, cand)
+        score = score_candidates(objective, st, cand)
         order = np.argsort(score, kind="stable")
         if not score[order[0]] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
@@ -225,7 +199,9 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                       f"{budget - used:g} battles left would close less than a tenth of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
-        best, m = _look_ahead(objective, st, cand, order, score, room, lookahead)
+        best, m = look_ahead(objective, order, score, cand.capacity, room, lookahead,
+                             partial(_choose_m, objective, st, cand),
+                             partial(objective.predicted_broken, st, cand))
         batch = [(best, m)]
         if (fill_steps and objective.driver_is_criterion and m == cand.capacity[best] and m < room
                 and not objective.predicted_broken(st, cand, best, m)):

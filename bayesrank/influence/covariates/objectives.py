@@ -54,33 +54,41 @@ TIE_TOL = 1e-9
 
 class StyleObjective:
     """Shared protocol. θ-objectives define ``values(thetas (K, n))`` (the driver on columns); the
-    driver is the criterion unless ``driver_is_criterion`` is False (τ). ``preselect`` names a cheap
-    prediction order used to screen candidates before the 1sN (``preselect_size`` are refined)."""
+    driver is the criterion unless ``driver_is_criterion`` is False (τ). ``preselect_order`` names a
+    cheap prediction order used to screen candidates before the 1sN (``preselect_size`` are refined;
+    :func:`bayesrank.influence.greedy.score_candidates`, shared with the plain audit)."""
 
     name = "objective"
     k = 1
     reference_top: tuple | list = ()
     driver_is_criterion = True
     uses_hinv = False
-    preselect: str | None = None
+    preselect_order: str | None = None
     preselect_size = 128
 
     def use_hinv(self, hinv: np.ndarray) -> None:
         """Fix the covariance-dependent parts of :meth:`values` (CI-aware and significance margins)."""
 
+    def covariance_at(self, state: StyleState) -> np.ndarray:
+        """The covariance the criterion uses on a fitted state: its Fisher ``H⁻¹`` (the significance
+        margins: the state's default interval)."""
+        return state.hinv
+
     def use_state(self, state: StyleState) -> None:
-        """Fix them from a fitted state (its Fisher H⁻¹; the significance mode: its covariance)."""
-        self.use_hinv(state.hinv)
+        """Fix the covariance-dependent parts from a fitted state (:meth:`covariance_at`)."""
+        self.use_hinv(self.covariance_at(state))
 
     def value_at(self, state: StyleState) -> float:
         """The driver on a fitted state (what the greedy loop records after each exact refit)."""
-        self.use_state(state)
-        return self.value(state.theta, state.hinv)
+        return self.value(state.theta, self.covariance_at(state))
 
     def broken_at(self, state: StyleState) -> bool:
         """The criterion on a fitted state (checked on every exact refit)."""
-        self.use_state(state)
-        return self.broken(state.theta, state.hinv)
+        return self.broken(state.theta, self.covariance_at(state))
+
+    def _breaks(self, f: float) -> bool:
+        """The criterion on a driver value: ``f < −10⁻⁹`` (an exact tie is no change)."""
+        return f < -TIE_TOL
 
     def values(self, thetas: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -91,7 +99,7 @@ class StyleObjective:
         return float(self.values(np.asarray(theta)[:, None])[0])
 
     def broken(self, theta: np.ndarray, hinv: np.ndarray | None = None) -> bool:
-        return self.value(theta, hinv) < -TIE_TOL
+        return self._breaks(self.value(theta, hinv))
 
     def delta(self, state: StyleState, cand: Candidates, m=1.0, order: str = "1sN", chunk: int = 4096) -> np.ndarray:
         """Predicted change of the driver for ``m`` applications of every candidate."""
@@ -107,7 +115,7 @@ class StyleObjective:
     def predicted_broken(self, state: StyleState, cand: Candidates, idx: int, m: float) -> bool:
         """Does the 1sN predict a break for ``m`` applications of candidate ``idx``?"""
         theta = predicted_params(state, cand, m, "1sN", idx)[0, : state.n_players]
-        return bool(self.values(theta[:, None])[0] < -TIE_TOL)
+        return self._breaks(float(self.values(theta[:, None])[0]))
 
     def describe(self) -> dict:
         """The objective's settings (the audit JSON's ``objective_details``)."""
@@ -171,33 +179,20 @@ class TopKGap(StyleObjective):
         self.suffix = "+ci" if ci_aware else ("+sig" if significance else "")
 
     def _check_significant(self, state) -> None:
+        """Set the SDs from ``state``; the significance mode must start significant."""
         self.use_state(state)
-        if self.significance and not self.value(state.theta) > 0:
+        if self.significance and not self.value_at(state) > 0:
             raise InputError(f"the claim {self.name.removesuffix('+sig')} is not significant on the style-adjusted fit "
                              f"({state.covariance_kind(self.covariance)} covariance); nothing to overturn")
 
-    def use_state(self, state: StyleState) -> None:
+    def covariance_at(self, state: StyleState) -> np.ndarray:
         """SDs from the state's own covariance: the significance mode's kind is resolved on each state
         (``auto``: sandwich while some outcome is fractional, Fisher once none is — as the review would)."""
-        self.use_hinv(state.covariance(self.covariance) if self.significance else state.hinv)
+        return state.covariance(self.covariance) if self.significance else state.hinv
 
     def _breaks(self, f: float) -> bool:
         """``f < −10⁻⁹`` (an exact tie is no change); significance mode ``f ≤ 0``, the review's rule."""
         return f <= 0 if self.significance else f < -TIE_TOL
-
-    def broken(self, theta, hinv=None) -> bool:
-        return self._breaks(self.value(theta, hinv))
-
-    def predicted_broken(self, state, cand, idx, m) -> bool:
-        theta = predicted_params(state, cand, m, "1sN", idx)[0, : state.n_players]
-        return self._breaks(float(self.values(theta[:, None])[0]))
-
-    def value_at(self, state: StyleState) -> float:
-        self.use_state(state)  # the mode's covariance: not overridden by the state's H⁻¹ in value()
-        return float(self.values(state.theta[:, None])[0])
-
-    def broken_at(self, state: StyleState) -> bool:
-        return self._breaks(self.value_at(state))
 
     def describe(self) -> dict:
         mode = "ci" if self.ci_aware else ("significance" if self.significance else "point")
@@ -267,7 +262,7 @@ class StyleTau(SmoothTau, StyleObjective):
     ask whether the *reported* order survives); the temperature is the median gap between
     neighbours of the fit's θ̂."""
 
-    preselect = "first"
+    preselect_order = "first"
     preselect_size = 128
 
     def __init__(self, state: StyleState, reference: np.ndarray | None = None, temperature: float | None = None,
@@ -317,7 +312,7 @@ class StyleVariance(StyleObjective):
     ``inflate`` (attack: broken when ``v ≥ ratio·v₀``) or ``reduce`` (reached when ``v ≤ ratio·v₀``)."""
 
     uses_hinv = True
-    preselect = "linear"
+    preselect_order = "linear"
     preselect_size = 32
 
     def __init__(self, state: StyleState, target: str | None = None, mode: str = "inflate", ratio: float | None = None):
@@ -340,8 +335,8 @@ class StyleVariance(StyleObjective):
         r = self.variance(hinv) / self.v0
         return self.ratio - r if self.mode == "inflate" else r - self.ratio
 
-    def broken(self, theta, hinv=None) -> bool:
-        return self.value(theta, hinv) <= 0
+    def _breaks(self, f: float) -> bool:
+        return f <= 0  # the ratio is reached
 
     def order(self, theta, players) -> list[str]:
         return list(self.reference_top) if self.target is not None else StyleObjective.order(self, theta, players)
