@@ -29,14 +29,14 @@ def replay(data, actions):
             b.i, b.j = np.append(b.i, b.i[n]), np.append(b.j, b.j[n])
             b.y, b.freq = np.append(b.y, act["y_new"]), np.append(b.freq, m)
             b.X = np.vstack([b.X, b.X[n]])
-    assert (b.freq >= -1e-12).all()
+    assert (b.freq >= 0).all()
     b.n_players, b.n_rows = len(b.players), len(b.y)
     return b
 
 
-def glm(data, cov_type: str = "nonrobust"):
-    """statsmodels' refit of the battles: (θ on Σθ = 0, its covariance: Fisher, or ``cov_type="HC0"``
-    — the sandwich, = the style fit's with one battle per row)."""
+def glm_fit(data, cov_type: str = "nonrobust"):
+    """statsmodels' logistic GLM of the battles (player 0 as reference, ±1 player columns, then the
+    features; frequency weights): the fitted results object."""
     import statsmodels.api as sm
 
     k = data.n_players
@@ -44,8 +44,15 @@ def glm(data, cov_type: str = "nonrobust"):
     z = np.zeros((data.n_rows, k))
     z[np.arange(data.n_rows), data.i] += 1
     z[np.arange(data.n_rows), data.j] -= 1
-    res = sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
-                 freq_weights=data.freq[keep]).fit(tol=1e-13, cov_type=cov_type)
+    return sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
+                  freq_weights=data.freq[keep]).fit(tol=1e-13, cov_type=cov_type)
+
+
+def glm(data, cov_type: str = "nonrobust"):
+    """statsmodels' refit of the battles: (θ on Σθ = 0, its covariance: Fisher, or ``cov_type="HC0"``
+    — the sandwich, = the style fit's with one battle per row)."""
+    k = data.n_players
+    res = glm_fit(data, cov_type)
     a = np.eye(k) - 1.0 / k
     theta = a @ np.concatenate([[0.0], res.params[: k - 1]])
     c = np.zeros((k, k))

@@ -6,6 +6,7 @@ CI-aware top-1, Kendall τ and the CI objectives; bad inputs exit 2 with one lin
 
 import json
 from statistics import NormalDist
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,12 @@ from bayesrank.bt.style import battle_data, simulate_style_battles
 from bayesrank.cli import main
 from bayesrank.influence.covariates import StyleState, style_audit
 from bayesrank.protocol import validate
+from tests.influence.style_reference import (
+    glm,
+    glm_fit,
+    replay,
+    weakest_significance_margin,
+)
 
 STYLE = "s0_a:s0_b,s1_a:s1_b"
 
@@ -44,63 +51,36 @@ def top1(battles, tmp_path_factory):
 # ------------------------------------------------------------------ independent replay and refit
 class Battles:
     """The raw CSV as arrays (players indexed by sorted name), with the features built here:
-    ``d = (r − mean r)/sd r``, ``r = (x_a − x_b)/(x_a + x_b)`` (population SD, the default transform)."""
+    ``d = (r − mean r)/sd r``, ``r = (x_a − x_b)/(x_a + x_b)`` (population SD, the default transform);
+    replayed and refitted by the shared independent reference (tests/influence/style_reference.py)."""
 
     def __init__(self, csv):
         raw = pd.read_csv(csv)
-        self.players = np.array(sorted(set(raw["model_a"]) | set(raw["model_b"])), dtype=object)
-        index = {p: k for k, p in enumerate(self.players)}
-        self.a = raw["model_a"].map(index).to_numpy()
-        self.b = raw["model_b"].map(index).to_numpy()
-        self.y = raw["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float, copy=True)
-        self.freq = np.ones(len(raw))
+        players = np.array(sorted(set(raw["model_a"]) | set(raw["model_b"])), dtype=object)
+        index = {p: k for k, p in enumerate(players)}
         cols = []
         for f in ("s0", "s1"):
             r = (raw[f"{f}_a"] - raw[f"{f}_b"]) / (raw[f"{f}_a"] + raw[f"{f}_b"])
             cols.append(((r - r.mean()) / r.std(ddof=0)).to_numpy())
-        self.d = np.column_stack(cols)
+        self.data = SimpleNamespace(
+            players=players, features=["s0", "s1"], i=raw["model_a"].map(index).to_numpy(),
+            j=raw["model_b"].map(index).to_numpy(),
+            y=raw["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float, copy=True),
+            freq=np.ones(len(raw)), X=np.column_stack(cols), n_players=len(players), n_rows=len(raw))
+
+    @property
+    def players(self):
+        return self.data.players
 
     def replay(self, actions):
-        """Apply the logged actions (row indices refer to the data at that step; partial flips and
-        adds append rows at the end), checking that each logged battle is the replayed one."""
-        for act in actions:
-            n, m = int(act["row"]), float(act["count"])
-            assert (self.players[self.a[n]], self.players[self.b[n]], self.y[n]) == (
-                act["player_a"], act["player_b"], act["y"])
-            np.testing.assert_allclose([act["s0"], act["s1"]], self.d[n], atol=1e-12)
-            if act["kind"] == "drop":
-                self.freq[n] -= m
-            elif act["kind"] == "flip" and m >= self.freq[n]:
-                self.y[n] = act["y_new"]
-            else:
-                if act["kind"] == "flip":
-                    self.freq[n] -= m
-                self._append(n, act["y_new"], m)
-        assert (self.freq >= 0).all()
+        """Apply the logged actions (checking that each logged battle is the replayed one)."""
+        self.data = replay(self.data, actions)
         return self
 
-    def _append(self, n, y, m):
-        self.a, self.b = np.append(self.a, self.a[n]), np.append(self.b, self.b[n])
-        self.y, self.freq = np.append(self.y, y), np.append(self.freq, m)
-        self.d = np.vstack([self.d, self.d[n]])
-
     def glm(self):
-        """(sum-to-zero θ, its covariance) from statsmodels' Binomial GLM with ±1 player columns
-        (the first player the reference) and the feature columns, frequency-weighted."""
-        import statsmodels.api as sm
-
-        k, rows = len(self.players), np.arange(len(self.y))
-        z = np.zeros((len(self.y), k))
-        z[rows, self.a] += 1
-        z[rows, self.b] -= 1
-        keep = self.freq > 0
-        fit = sm.GLM(self.y[keep], np.column_stack([z[keep, 1:], self.d[keep]]), family=sm.families.Binomial(),
-                     freq_weights=self.freq[keep]).fit(tol=1e-12)
-        pad = np.vstack([np.zeros(k - 1), np.eye(k - 1)])  # θ_full = pad @ γ (θ_0 = 0)
-        centre = np.eye(k) - 1.0 / k
-        t = centre @ pad
-        self.beta = fit.params[k - 1:]
-        return t @ fit.params[: k - 1], t @ np.asarray(fit.cov_params())[: k - 1, : k - 1] @ t.T
+        """(sum-to-zero θ, its covariance) from statsmodels' Binomial GLM; ``beta`` the features'."""
+        self.beta = glm_fit(self.data).params[self.data.n_players - 1:]
+        return glm(self.data)
 
     def leader(self):
         return str(self.players[np.argmax(self.glm()[0])])
@@ -249,8 +229,6 @@ def test_weighted_battles_give_fractional_budgets(battles, tmp_path):
 def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path):
     """``--significance`` with ``--style``: the top-1 (significant on this file) loses its significance
     (ties as half-wins: sandwich = statsmodels' HC0) after the logged actions, replayed on the raw CSV."""
-    from tests.influence.style_reference import weakest_significance_margin
-
     d = _cli_json(battles, tmp_path, "--objective", "top1", "--significance", "--actions", "flip")
     audit = d["audits"]["flip"]
     assert d["settings"]["significance"] and audit["objective"] == "top1+sig", audit["reason"]
@@ -260,6 +238,4 @@ def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path):
     order = st.ranking()
     pairs = [(order[0], b) for b in order[1:]]
     assert weakest_significance_margin(st.data, pairs, cov_type="HC0") > 0
-    from tests.influence.style_reference import replay
-
     assert weakest_significance_margin(replay(st.data, pd.DataFrame(audit["actions"])), pairs, cov_type="HC0") < 0
