@@ -121,32 +121,49 @@ def frequentist_answer(claim: Claim, fits: dict, level: float, z: float, seed: i
     }
 
 
+N_GAUSSIAN_ORDERS = 400
+
+
+def gaussian_order_taus(score: np.ndarray, cov: np.ndarray, reference: np.ndarray, rng) -> np.ndarray:
+    """Kendall τ-b to the ``reference`` order of 400 Gaussian draws N(score, cov) (the normal
+    approximation to the sampling distribution of the fitted order)."""
+    g = rng.multivariate_normal(score, cov, size=N_GAUSSIAN_ORDERS, method="eigh")
+    return kendall_to_reference(g, reference)
+
+
+def tau_interval(taus: np.ndarray, level: float) -> list[float]:
+    """Central ``level`` interval of Kendall τ values (quantiles)."""
+    q = (1 - level) / 2
+    return [float(np.quantile(taus, q)), float(np.quantile(taus, 1 - q))]
+
+
+def order_answer(taus: np.ndarray, level: float, interval: str, n_players: int) -> dict:
+    """The order claim's frequentist answer from Kendall τ values of Gaussian draws vs the reported
+    order: supported when the interval's lower bound exceeds the threshold."""
+    lo, hi = tau_interval(taus, level)
+    return {"estimate": float(np.mean(taus)), "lower": lo, "upper": hi, "p_value": None,
+            "interval": f"{interval}: Kendall τ of {N_GAUSSIAN_ORDERS} Gaussian draws vs the reported order",
+            "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": n_players * (n_players - 1) // 2,
+            "supported": bool(lo > TAU_THRESHOLD)}
+
+
+def order_holds(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Whether the order claim holds in each posterior draw (≤ ~1,000 draws, evenly thinned)."""
+    return kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) > TAU_THRESHOLD
+
+
 def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
     """Kendall τ between resampled orders and the reported one: bootstrap replicates, and Gaussian
     draws from the Fisher and sandwich covariances."""
     default = fits["default"]
     k = len(default.players)
-    q = (1 - level) / 2
     rng = np.random.default_rng(seed)
     taus = {"bootstrap": kendall_to_reference(fits["bootstrap"].draws[:, :k], default.score)}
     for name in ("fisher", "sandwich", "default"):
-        f = fits[name]
-        g = rng.multivariate_normal(f.score, f.theta_cov, size=400, method="eigh")
-        taus[name] = kendall_to_reference(g, default.score)
-    iv = {n: [float(np.quantile(t, q)), float(np.quantile(t, 1 - q))] for n, t in taus.items()}
-    main = taus["default"]
-    return {
-        "estimate": float(np.mean(main)),
-        "lower": iv["default"][0],
-        "upper": iv["default"][1],
-        "p_value": None,
-        "interval": f"{default.interval}: Kendall τ of 400 Gaussian draws vs the reported order",
-        "contrast": f"Kendall τ > {TAU_THRESHOLD}",
-        "n_contrasts": k * (k - 1) // 2,
-        "supported": bool(iv["default"][0] > TAU_THRESHOLD),
-        "intervals": {n: v for n, v in iv.items() if n != "default"},
-        "supported_by": {n: bool(v[0] > TAU_THRESHOLD) for n, v in iv.items() if n != "default"},
-    }
+        taus[name] = gaussian_order_taus(fits[name].score, fits[name].theta_cov, default.score, rng)
+    iv = {n: tau_interval(t, level) for n, t in taus.items() if n != "default"}
+    return {**order_answer(taus["default"], level, default.interval, k), "intervals": iv,
+            "supported_by": {n: bool(v[0] > TAU_THRESHOLD) for n, v in iv.items()}}
 
 
 def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
@@ -154,7 +171,7 @@ def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
     k = len(bayes_fit.players)
     draws = bayes_fit.draws[:, :k]
     if claim.kind == "order":
-        hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) > TAU_THRESHOLD
+        hold = order_holds(draws, reference)
     else:
         hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference)) > 0
     return {"probability": float(np.mean(hold)), "method": bayes_fit.method, "n_draws": int(len(hold))}

@@ -32,9 +32,11 @@ from bayesrank.review.pairwise import (
     ACTIONS,
     claim_contrasts,
     contrast_table,
-    kendall_to_reference,
+    gaussian_order_taus,
     margins,
     not_audited,
+    order_answer,
+    order_holds,
     smallest_fraction,
 )
 from bayesrank.review.report import Section
@@ -80,17 +82,9 @@ def _order_claim(mle, bayes, state, reference_players, reference_theta, ci, leve
     """(frequentist, Bayesian, perturbation) answers of the order claim under style control."""
     k = len(mle.players)
     ref = _reference_scores(mle.players, reference_players, reference_theta)
-    q = (1 - level) / 2
-    rng = np.random.default_rng(seed)
-    g = rng.multivariate_normal(mle.score, mle.cov[:k, :k], size=400, method="eigh")
-    taus = kendall_to_reference(g, ref)
-    lo, hi = float(np.quantile(taus, q)), float(np.quantile(taus, 1 - q))
-    freq = {"estimate": float(np.mean(taus)), "lower": lo, "upper": hi, "p_value": None,
-            "interval": f"{ci} (style-controlled): Kendall τ of 400 Gaussian draws vs the reported order",
-            "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": k * (k - 1) // 2,
-            "supported": bool(lo > TAU_THRESHOLD)}
-    draws = bayes.draws[:, :k]
-    hold = kendall_to_reference(draws[:: max(1, len(draws) // 1000)], ref) > TAU_THRESHOLD
+    taus = gaussian_order_taus(mle.score, mle.cov[:k, :k], ref, np.random.default_rng(seed))
+    freq = order_answer(taus, level, f"{ci} (style-controlled)", k)
+    hold = order_holds(bayes.draws[:, :k], ref)
     bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
     from bayesrank.influence.covariates import StyleTau
 
