@@ -1,8 +1,13 @@
-"""Pairwise claims ``"A>B"`` between players whose names may themselves contain ``>``."""
+"""Claims shared by the audits and the review: pairwise claims ``"A>B"`` between players whose
+names may themselves contain ``>``, and the order claim's Kendall τ threshold."""
 
 from __future__ import annotations
 
 from bayesrank.errors import InputError
+
+#: The order claim holds while Kendall τ to the reported order exceeds this; the τ audit (and R_τ)
+#: breaks it at τ ≤ this. Import-free, so the review's claim parser loads no audit code.
+TAU_THRESHOLD = 0.9
 
 
 def split_pair_claim(text: str, players=None) -> tuple[str, str]:

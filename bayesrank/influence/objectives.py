@@ -61,12 +61,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesrank.data.claims import (
+    TAU_THRESHOLD,  # the order claim / R_τ: broken at Kendall τ ≤ 0.9
+)
 from bayesrank.errors import InputError
 from bayesrank.influence.actions import Candidates
 from bayesrank.influence.state import BTState
 
 Z95 = 1.959963984540054
-TAU_THRESHOLD = 0.9  # the order claim / R_τ: broken when Kendall τ to the reference falls to ≤ 0.9
 TIE_TOL = 1e-9  # a margin within ±1e-9 logits is an exact tie (e.g. symmetric data), not a rank change
 NEWTON_POINT = {"1sN": 2, "1sN-plain": 0}  # CI objectives: chord sweeps after the Newton step
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bayesrank.data.claims import split_pair_claim
+from bayesrank.data.claims import (  # one τ threshold for claim and audit
+    TAU_THRESHOLD,
+    split_pair_claim,
+)
 from bayesrank.errors import InputError
-from bayesrank.influence.objectives import TAU_THRESHOLD  # one threshold for the claim and the τ audit
 
 KINDS = ("pairwise", "judges", "grid", "confidence")
 
