@@ -226,12 +226,13 @@ def test_weighted_battles_give_fractional_budgets(battles, tmp_path):
     assert any(a["budget"] != round(a["budget"]) for a in d["audits"].values())
 
 
-def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path):
+def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path, capsys):
     """``--significance`` with ``--style``: the top-1 (significant on this file) loses its significance
     (ties as half-wins: sandwich = statsmodels' HC0) after the logged actions, replayed on the raw CSV."""
     d = _cli_json(battles, tmp_path, "--objective", "top1", "--significance", "--actions", "flip")
     audit = d["audits"]["flip"]
     assert d["settings"]["significance"] and audit["objective"] == "top1+sig", audit["reason"]
+    assert "loss of significance at level 0.95, sandwich" in " ".join(capsys.readouterr().out.split())
     assert audit["objective_details"]["covariance"] == "auto" and audit["broken"] and audit["verified"]
     assert d["settings"]["significance_covariance"].startswith("sandwich")
     st = StyleState.fit(battle_data(str(battles), STYLE))

@@ -82,7 +82,9 @@ class StyleAuditReport(Result):
         return (f"{self.state.n_players} players, {self.state.data.n_comparisons:g} battles; {MODEL} (β̂: {beta}); "
                 f"leader {first!r}, runner-up {second!r} (style-adjusted); objective {self.objective}"
                 + (f" (CI-aware: a reversal counts when significant at level {self.settings.get('level')}, "
-                   "pairwise contrast with H^-1)" if ci else ""))
+                   "pairwise contrast with H^-1)" if ci else "")
+                + (f" (loss of significance at level {self.settings.get('level')}, "
+                   f"{self.settings.get('significance_covariance')})" if self.settings.get("significance") else ""))
 
     def summary(self) -> str:
         lines = [self.headline(), self.diagnostics.line(), "",
