@@ -42,9 +42,20 @@ import pandas as pd
 from bayesrank.bt.result import contrast_sd, point_rank, two_sided_z
 from bayesrank.errors import InputError
 from bayesrank.protocol import Diagnostics, Result
+from bayesrank.stats.ranksets import (  # noqa: F401  (shared rank-set machinery, re-exported)
+    ADJUSTMENTS,
+    RankSets,
+    _check_level,
+    _stepdown,
+    adjust_pvalues,
+    gaussian_errors,
+    max_t,
+    max_t_argmax,
+    rank_confidence_sets,
+    tie_groups,
+)
 
 DEFAULT_TOP_K = (3, 10)
-ADJUSTMENTS = ("holm", "bh")
 
 
 # ====================================================================== rank distributions from draws
@@ -143,171 +154,7 @@ def prob_ahead(draws, players) -> pd.DataFrame:
 
 
 # ====================================================================== rank confidence sets
-def _check_level(level: float) -> None:
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}")
-
-
-def gaussian_errors(cov, n_sim: int, seed: int) -> np.ndarray:
-    """(n_sim, K) draws of the estimation error from ``N(0, Σ)`` (the parametric bootstrap)."""
-    c = np.asarray(cov, dtype=float)
-    rng = np.random.default_rng(seed)
-    return rng.multivariate_normal(np.zeros(len(c)), c, size=int(n_sim), method="eigh")
-
-
-def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Per error draw, ``max_{(a,b) ∈ pairs} (Z_a − Z_b) / sd_ab`` over the ordered pairs in the
-    (K, K) boolean mask ``pairs``; −inf where the mask is empty."""
-    out = np.full(errors.shape[0], -np.inf)
-    for a in np.flatnonzero(pairs.any(axis=1)):
-        b = np.flatnonzero(pairs[a])
-        t = (errors[:, [a]] - errors[:, b]) / sd[a, b]
-        np.maximum(out, t.max(axis=1), out=out)
-    return out
-
-
-def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
-    mask is empty). The active pairs are processed in blocks of ``chunk`` (memory S × chunk)."""
-    k = sd.shape[0]
-    flat = np.flatnonzero(pairs.ravel())
-    out = np.full(errors.shape[0], -np.inf)
-    arg = np.full(errors.shape[0], -1)
-    for lo in range(0, len(flat), chunk):
-        f = flat[lo:lo + chunk]
-        a, b = np.divmod(f, k)
-        t = (errors[:, a] - errors[:, b]) / sd[a, b]
-        j = t.argmax(axis=1)
-        tm = t[np.arange(len(t)), j]
-        better = tm > out
-        out[better] = tm[better]
-        arg[better] = f[j[better]]
-    return out, arg
-
-
-def _stepdown(score, sd, errors, pairs, level, stepdown) -> tuple[np.ndarray, list[float]]:
-    """Rejections R[a, b] = "a significantly ahead of b" and the critical value of each step.
-
-    Each step's critical value is the ``level``-quantile of the max-t over the pairs still active.
-    Removing rejected pairs can only lower a draw's max, and only for draws whose maximising pair
-    was removed: those draws alone are recomputed (the same numbers as recomputing every draw)."""
-    diff = score[:, None] - score[None, :]
-    active = pairs.copy()
-    rejected = np.zeros_like(pairs)
-    crits = []
-    m, arg = max_t_argmax(errors, sd, active)
-    while active.any():
-        c = float(np.quantile(m, level))
-        crits.append(c)
-        new = active & (diff > c * sd)
-        if not new.any():
-            break
-        rejected |= new
-        active &= ~new
-        if not stepdown:
-            break
-        stale = (arg >= 0) & new.ravel()[np.maximum(arg, 0)]
-        if stale.any():
-            m[stale], arg[stale] = max_t_argmax(errors[stale], sd, active)
-    return rejected, crits
-
-
-@dataclass(frozen=True)
-class RankSets:
-    """Confidence sets ``[rank_lower, rank_upper]`` for the ranks, with how they were built."""
-
-    players: np.ndarray
-    rank_lower: np.ndarray
-    rank_upper: np.ndarray
-    kind: str  # "simultaneous" | "marginal"
-    critical: str  # "gaussian" | "bootstrap"
-    level: float
-    stepdown: bool
-    n_errors: int
-    critical_values: tuple  # simultaneous: per step; marginal: first-step value per player
-    significant: np.ndarray | None = None  # simultaneous: (K, K) "a ahead of b" rejections
-
-    @property
-    def method(self) -> str:
-        src = "Gaussian N(0, Σ) Monte Carlo" if self.critical == "gaussian" else "nonparametric bootstrap"
-        step = "stepdown" if self.stepdown else "single-step"
-        return f"{self.kind} {self.level:.0%} rank confidence set (max-|t| over pairwise contrasts, {src}, {step})"
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"rank_lower": self.rank_lower, "rank_upper": self.rank_upper},
-                            index=pd.Index([str(p) for p in self.players], name="player"))
-
-
-def rank_confidence_sets(
-    score, cov, players=None, level: float = 0.95, *, simultaneous: bool = True, errors=None,
-    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True, indices=None,
-) -> RankSets:
-    """Rank confidence sets from simultaneous intervals on pairwise contrasts (module docstring).
-
-    ``errors``: (S, K) draws of θ̂ − θ (e.g. bootstrap replicates minus the point estimate); when
-    None, ``n_sim`` draws from ``N(0, cov)`` with ``seed``. ``simultaneous=False`` gives each
-    player's marginal set (only for the player positions in ``indices`` when given; the others get
-    the trivial set [1, K] and a NaN critical value)."""
-    _check_level(level)
-    th = np.asarray(score, dtype=float)
-    k = len(th)
-    if k < 2:
-        raise InputError("rank confidence sets need at least 2 players")
-    players = np.asarray(players if players is not None else np.arange(k).astype(str), dtype=object)
-    c = None if cov is None else np.asarray(cov, dtype=float)[:k, :k]
-    if errors is None:
-        if c is None:
-            raise InputError("rank confidence sets need the covariance of the scores or error draws")
-        z = gaussian_errors(c, n_sim, seed)
-        critical = "gaussian"
-    else:
-        z = np.asarray(errors, dtype=float)[:, :k]
-        critical = "bootstrap"
-        if c is None:
-            c = np.cov(z.T)
-    sd = contrast_sd(c)
-    if not (sd + np.eye(k) > 0).all():
-        raise InputError("two players have a contrast with zero variance: the covariance is degenerate")
-    off = ~np.eye(k, dtype=bool)
-    if simultaneous:
-        rej, crits = _stepdown(th, sd, z, off, level, stepdown)
-        lower = 1 + rej.sum(axis=0)  # rej[b, a]: b significantly ahead of a
-        upper = k - rej.sum(axis=1)
-        return RankSets(players, lower, upper, "simultaneous", critical, level, stepdown, len(z), tuple(crits), rej)
-    lower = np.ones(k, dtype=int)
-    upper = np.full(k, k, dtype=int)
-    first = [float("nan")] * k
-    for a in range(k) if indices is None else np.atleast_1d(indices):
-        pairs = np.zeros((k, k), dtype=bool)
-        pairs[a, :] = off[a]
-        pairs[:, a] = off[:, a]
-        rej, crits = _stepdown(th, sd, z, pairs, level, stepdown)
-        lower[a] = 1 + rej[:, a].sum()
-        upper[a] = k - rej[a, :].sum()
-        first[a] = crits[0]
-    return RankSets(players, lower, upper, "marginal", critical, level, stepdown, len(z), tuple(first))
-
-
-# ====================================================================== pairwise probabilities and tests
-def adjust_pvalues(p, method: str) -> np.ndarray:
-    """Holm (``"holm"``, family-wise error) or Benjamini–Hochberg (``"bh"``, false discovery rate)
-    adjusted p-values. Sorted p_(1) ≤ … ≤ p_(m): Holm ``max_{j≤i} (m−j+1) p_(j)``, BH
-    ``min_{j≥i} m p_(j) / j``, both capped at 1."""
-    p = np.asarray(p, dtype=float)
-    m = p.size
-    if method not in ADJUSTMENTS:
-        raise InputError(f"adjustment must be one of {ADJUSTMENTS}, got {method!r}")
-    if m == 0:
-        return p.copy()
-    order = np.argsort(p)
-    ps = p[order]
-    if method == "holm":
-        adj = np.maximum.accumulate(ps * np.arange(m, 0, -1))
-    else:
-        adj = np.minimum.accumulate((ps / (np.arange(1, m + 1) / m))[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
+# (moved to bayesrank.stats.ranksets, shared with the per-item benchmark kind; re-exported here)
 
 
 def _select(fit, players):

@@ -24,6 +24,7 @@ import pandas as pd
 
 from bayesrank.data.aggregate import PairCounts
 from bayesrank.protocol import Diagnostics, Result
+from bayesrank.stats.ranksets import contrast_sd  # noqa: F401  (defined once, beside the rank sets)
 
 ELO_PER_LOGIT = 400.0 / np.log(10.0)
 
@@ -37,12 +38,6 @@ def point_rank(score: np.ndarray) -> np.ndarray:
     """1 + number of players with a strictly larger score (ties share the smaller rank)."""
     s = np.asarray(score, dtype=float)
     return 1 + (s[None, :] > s[:, None]).sum(axis=1)
-
-
-def contrast_sd(cov: np.ndarray) -> np.ndarray:
-    """(K, K) matrix ``sd(θ_b − θ_a) = sqrt(V_aa + V_bb − 2 V_ab)``."""
-    v = np.diag(cov)
-    return np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0.0, None))
 
 
 def significantly_ahead(score: np.ndarray, cov: np.ndarray, level: float = 0.95) -> np.ndarray:

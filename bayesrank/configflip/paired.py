@@ -1,25 +1,9 @@
 """Paired per-item tests of a benchmark-score claim "A beats B on benchmark b in configuration c".
 
-Both players answered the same items, so the comparison is paired: with ``d_i = y_Ai − y_Bi`` (item i's
-correctness difference), ``diff = mean(d) = acc_A − acc_B``. For each (claim, benchmark, config):
-
-- **exact McNemar** (binary items): among the discordant items, ``n10`` = A right and B wrong,
-  ``n01`` = the reverse; under H0 ``n10 ~ Binomial(n10 + n01, 1/2)``. Two-sided p =
-  ``min(1, 2·P(X ≤ min(n10, n01)))`` (= statsmodels ``mcnemar(exact=True)`` = scipy ``binomtest``);
-  one-sided p for the claim A > B = ``P(X ≥ n10)``.
-- **paired standard error** ``se = sd(d)/√n`` (ddof 1; = OLS of d on a constant) and, when items are
-  grouped (``cluster``: passages, source documents, templates of one question), the
-  **cluster-robust** (CR1, Liang–Zeger) ``se² = G/(G−1)·Σ_g (Σ_{i∈g}(d_i − d̄))² / n²``
-  (= statsmodels OLS ``cov_type="cluster"``); a Wald interval ``diff ± z·se`` and p-value.
-- **paired bootstrap**: percentile interval of ``diff`` over ``n_boot`` resamples of items (of whole
-  clusters when grouped), seeded.
-- **per-player accuracy intervals** that stay sensible at 0% and 100%: Wilson (score) and Jeffreys
-  (Beta(x + ½, n − x + ½) quantiles, with lower = 0 at x = 0 and upper = 1 at x = n, the boundary
-  convention of Brown, Cai & DasGupta 2001, so the interval contains the observed 0% or 100%).
-- **minimum detectable effect** at the test level and ``power`` for the two-sided z test with this
-  design's standard error (``σ = se·√n``): the δ with ``Φ(δ/se − z) + Φ(−δ/se − z) = power``; and the
-  **items needed** to detect ``effect`` (default: the observed |diff|) with that power,
-  ``n·(MDE/|effect|)²`` rounded up (power depends on δ√n/σ only).
+The statistics of one paired comparison (exact McNemar, paired and cluster-robust standard errors,
+paired bootstrap, Wilson/Jeffreys intervals, minimum detectable effect, Holm) live in
+:mod:`bayesrank.stats.paired`, shared with the per-item benchmark kind; this module runs them per
+(claim, benchmark, configuration) of a grid.
 
 ``p_value`` is the test used for the verdict: exact McNemar for binary ungrouped items, the
 cluster-robust Wald test when ``cluster`` is given, the iid Wald test for fractional scores; ``test``
@@ -29,7 +13,6 @@ names it. Across the configurations of one claim and benchmark the p-values are 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +21,18 @@ import pandas as pd
 from bayesrank.errors import InputError
 from bayesrank.protocol import Diagnostics, Result
 
+from bayesrank.stats.paired import (  # noqa: F401  (the shared statistics, re-exported for this room's users)
+    cluster_se,
+    detectable_effect,
+    holm,
+    jeffreys_interval,
+    mcnemar_exact,
+    paired_comparison,
+    wilson_interval,
+)
+
 from .grid import BENCHMARK, MODEL, EvalGrid, config_label
+
 
 def parse_claim(claim: str, players=None) -> tuple[str, str]:
     """``"A>B"`` -> ``("A", "B")`` (the package's one claim parser,
@@ -46,147 +40,6 @@ def parse_claim(claim: str, players=None) -> tuple[str, str]:
     from bayesrank.data.claims import split_pair_claim
 
     return split_pair_claim(claim, players=players)
-
-
-# ---------------------------------------------------------------------------------------- intervals
-def wilson_interval(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion x/n."""
-    from scipy import stats
-
-    z = stats.norm.ppf(0.5 + level / 2)
-    p = x / n
-    den = 1 + z**2 / n
-    centre = (p + z**2 / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def jeffreys_interval(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Equal-tailed Jeffreys interval; lower = 0 at x = 0 and upper = 1 at x = n (Brown et al. 2001)."""
-    from scipy import stats
-
-    a = (1 - level) / 2
-    lo = 0.0 if x == 0 else float(stats.beta.ppf(a, x + 0.5, n - x + 0.5))
-    hi = 1.0 if x == n else float(stats.beta.ppf(1 - a, x + 0.5, n - x + 0.5))
-    return lo, hi
-
-
-# ---------------------------------------------------------------------------------------- tests
-def mcnemar_exact(n10: int, n01: int) -> tuple[float, float]:
-    """(two-sided p, one-sided p for n10 > n01) of the exact McNemar test."""
-    from scipy import stats
-
-    m = n10 + n01
-    if m == 0:
-        return 1.0, 1.0
-    two = min(1.0, 2.0 * float(stats.binom.cdf(min(n10, n01), m, 0.5)))
-    one = float(stats.binom.sf(n10 - 1, m, 0.5))
-    return two, one
-
-
-def cluster_se(d: np.ndarray, clusters: np.ndarray) -> tuple[float, int]:
-    """CR1 cluster-robust standard error of mean(d) (statsmodels' OLS ``cov_type="cluster"``)."""
-    n = len(d)
-    codes, uniq = pd.factorize(clusters)
-    g = len(uniq)
-    if g < 2:
-        raise InputError("cluster-robust standard errors need at least two clusters")
-    sums = np.bincount(codes, weights=d - d.mean(), minlength=g)
-    var = (g / (g - 1)) * float(sums @ sums) / n**2  # statsmodels' (n-1)/(n-k) factor is 1 for k = 1
-    return math.sqrt(var), g
-
-
-def detectable_effect(se: float, level: float = 0.95, power: float = 0.8) -> float:
-    """δ with two-sided z-test power ``Φ(δ/se − z) + Φ(−δ/se − z) = power`` (z = quantile of ``level``)."""
-    from scipy import optimize, stats
-
-    if not se > 0:
-        return float("nan")
-    z = stats.norm.ppf(0.5 + level / 2)
-
-    def gap(t):
-        return stats.norm.cdf(t - z) + stats.norm.cdf(-t - z) - power
-
-    t = optimize.brentq(gap, 0.0, z + stats.norm.ppf(power) + 10.0, xtol=1e-12)
-    return float(t * se)
-
-
-def _resamples(rng, n: int, n_boot: int, max_cells: int = 2_000_000):
-    """Index arrays of bootstrap resamples (with replacement from range(n)) in chunks of at most
-    ``max_cells`` indices, so memory stays bounded on large benchmarks."""
-    step = max(1, max_cells // max(n, 1))
-    for start in range(0, n_boot, step):
-        yield rng.integers(0, n, size=(min(step, n_boot - start), n))
-
-
-def paired_comparison(ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray | None = None, *, level: float = 0.95,
-                      power: float = 0.8, effect: float | None = None, n_boot: int = 2000, seed: int = 0) -> dict:
-    """Every paired statistic of one comparison (see module docstring); ``ya``/``yb`` aligned by item."""
-    from scipy import stats
-
-    ya, yb = np.asarray(ya, float), np.asarray(yb, float)
-    n = len(ya)
-    if n < 2:
-        raise InputError(f"a paired comparison needs at least two items scored by both players (got {n})")
-    d = ya - yb
-    binary = bool(np.isin(ya, (0.0, 1.0)).all() and np.isin(yb, (0.0, 1.0)).all())
-    diff = float(d.mean())
-    z = stats.norm.ppf(0.5 + level / 2)
-    out = {"n_items": n, "acc_a": float(ya.mean()), "acc_b": float(yb.mean()), "diff": diff, "binary": binary}
-    for tag, y in (("a", ya), ("b", yb)):
-        if binary:
-            x = int(y.sum())
-            out[f"acc_{tag}_wilson"] = list(wilson_interval(x, n, level))
-            out[f"acc_{tag}_jeffreys"] = list(jeffreys_interval(x, n, level))
-        else:
-            out[f"acc_{tag}_wilson"] = out[f"acc_{tag}_jeffreys"] = None
-    if binary:
-        n10, n01 = int(((ya == 1) & (yb == 0)).sum()), int(((ya == 0) & (yb == 1)).sum())
-        p2, p1 = mcnemar_exact(n10, n01)
-        out.update(n10=n10, n01=n01, mcnemar_p=p2, mcnemar_p_one_sided=p1)
-    else:
-        out.update(n10=None, n01=None, mcnemar_p=None, mcnemar_p_one_sided=None)
-    se_iid = float(d.std(ddof=1) / math.sqrt(n))
-    out["se"] = se_iid
-    se = se_iid
-    rng = np.random.default_rng(seed)
-    if clusters is not None:
-        se_c, g = cluster_se(d, np.asarray(clusters))
-        out.update(se_cluster=se_c, n_clusters=g)
-        se = se_c
-        codes, _ = pd.factorize(np.asarray(clusters))
-        sums, sizes = np.bincount(codes, weights=d, minlength=g), np.bincount(codes, minlength=g)
-        boot = np.concatenate([(sums[p].sum(axis=1) / sizes[p].sum(axis=1)) for p in _resamples(rng, g, n_boot)])
-    else:
-        out.update(se_cluster=None, n_clusters=None)
-        boot = np.concatenate([d[p].mean(axis=1) for p in _resamples(rng, n, n_boot)])
-    a = (1 - level) / 2
-    out["diff_wald"] = [diff - z * se, diff + z * se]
-    out["diff_bootstrap"] = [float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))]
-    p_wald = float(2 * stats.norm.sf(abs(diff) / se)) if se > 0 else (1.0 if diff == 0 else 0.0)
-    if clusters is not None:
-        out.update(test="cluster-robust Wald", p_value=p_wald)
-    elif binary:
-        out.update(test="exact McNemar", p_value=out["mcnemar_p"])
-    else:
-        out.update(test="Wald (paired)", p_value=p_wald)
-    mde = detectable_effect(se, level, power)
-    target = abs(diff) if effect is None else abs(effect)
-    out["mde"] = mde
-    out["effect_for_power"] = target
-    out["items_needed"] = int(math.ceil(n * (mde / target) ** 2)) if target > 0 and np.isfinite(mde) else None
-    return out
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values (= statsmodels ``multipletests(method="holm")``)."""
-    p = np.asarray(p, float)
-    order = np.argsort(p, kind="stable")
-    m = len(p)
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
 
 
 # ---------------------------------------------------------------------------------------- result
