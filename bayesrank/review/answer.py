@@ -25,7 +25,7 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
     if found:
         a, d = min(found, key=lambda x: x[1]["fraction"])
         verb = {"drop": "dropping", "flip": "flipping", "add": "adding"}.get(a)
-        what = f"{verb} {d['budget']:,} comparisons" if verb else f"{d['budget']} {a} change(s)"
+        what = d.get("what") or (f"{verb} {d['budget']:,} comparisons" if verb else f"{d['budget']} {a} change(s)")
         parts.append(f"overturned by {what} ({100 * d['fraction']:.3g}%)")
     elif perturbation:
         parts.append("no verified overturning perturbation within the budget")

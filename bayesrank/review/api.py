@@ -6,7 +6,9 @@ The kind of data is detected from the columns (as the readers do) and can be for
 - ``judges``     pairwise data with a judge column (``judge``, ``worker``, ``annotator``);
 - ``grid``       an evaluation grid (``model``, ``benchmark``, ``score`` + configuration axes, or per-item
                  ``model``, ``item``, ``correct`` + axes);
-- ``confidence`` calibration records (``correct``, ``verbal``, ``token``).
+- ``confidence`` calibration records (``correct``, ``verbal``, ``token``);
+- ``items``      per-item benchmark results: ``model``, ``item``, ``score`` rows, or a folder of harness
+                 logs (Inspect ``.eval``, lm-eval samples, HELM runs, Every Eval Ever, SWE-bench lists).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bayesrank.review.claims import KINDS
 JUDGE_COLUMNS = ("judge", "worker", "annotator")
 GRID_COLUMNS = ({"model", "benchmark", "score"}, {"model", "task", "value"}, {"model", "item", "correct"})
 CONFIDENCE_COLUMNS = {"correct", "verbal", "token"}
+ITEM_COLUMNS = {"model", "item", "score"}
 
 
 def _columns(path: Path) -> list[str]:
@@ -49,9 +52,13 @@ def _columns(path: Path) -> list[str]:
 
 
 def detect_kind(path: Path) -> str:
-    """pairwise | judges | grid | confidence, from the columns (see module docstring)."""
+    """pairwise | judges | grid | confidence | items, from the columns (see module docstring)."""
     if path.is_dir() and list(path.glob("L3_data*.csv")):
         return "confidence"
+    from bayesrank.items.readers import detect_format
+
+    if detect_format(path) not in (None, "long") or ITEM_COLUMNS <= set(_columns(path)):
+        return "items"
     cols = set(_columns(path))
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
@@ -109,12 +116,23 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
                   progress=progress)
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
-    if grid_options and kind != "grid":
+    item_options = {k: options.pop(k) for k in ("cluster",) if k in options}
+    if item_options and kind != "items":
+        raise InputError(f"--{next(iter(item_options))} applies to per-item results (--kind items) only "
+                         f"(this is {kind} data)")
+    if grid_options and kind not in ("grid", "items"):
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
     if options.get("style") and kind not in ("pairwise", "judges"):
         raise InputError(f"--style applies to pairwise battles only (this is {kind} data)")
     if not options.get("style") and ({"style_transform", "style_standardize"} & set(options)):
         raise InputError("--style-transform / --style-standardize need --style")
+    if kind == "items":
+        if "axes" in grid_options:
+            raise InputError("--axes applies to grid data only (this is items data)")
+        from bayesrank.review.items import review_items
+
+        return review_items(path, format=format, exclude_invalid=exclude_invalid, **common, **grid_options,
+                            **item_options, **options)
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 

@@ -11,6 +11,7 @@ claim           holds when (margin > 0)                                         
 ``order``       Kendall τ between the refitted and the reported order > 0.9             ``tau``
 ==============  =====================================================================  ===============
 
+Per-item benchmark results (``items``): the same claims about mean scores (``bayesrank.review.items``).
 Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Confidence records: ``verbal-better``
 (verbal confidence is better calibrated than token probability: g = CE(verbal) − CE(token) < 0).
 """
@@ -25,7 +26,7 @@ from bayesrank.data.claims import (  # one τ threshold for claim and audit
 )
 from bayesrank.errors import InputError
 
-KINDS = ("pairwise", "judges", "grid", "confidence")
+KINDS = ("pairwise", "judges", "grid", "confidence", "items")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """``bayesrank review``: every claim, frequentist and Bayesian side by side, the smallest verified
 perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
 
-    bayesrank review DATA [--kind pairwise|judges|grid|confidence] [--judge-col COL] [--claim CLAIM ...]
+    bayesrank review DATA [--kind pairwise|judges|grid|confidence|items] [--judge-col COL] [--claim CLAIM ...]
         [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
         [--fast] [--seed N] [--level L]
 
@@ -16,7 +16,7 @@ import sys
 from bayesrank.cli_args import add_data_args
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
-KINDS = ("pairwise", "judges", "grid", "confidence")
+KINDS = ("pairwise", "judges", "grid", "confidence", "items")
 
 
 def register(sub) -> None:
@@ -42,6 +42,10 @@ def register(sub) -> None:
 
     add_style_model_args(p, "also answer every claim under style control (per-battle feature columns of each side, "
                             "e.g. len_a:len_b); pairwise battles only")
+    it = p.add_argument_group("per-item results (items kind; --metric, --models, --benchmarks also apply)")
+    it.add_argument("--cluster", default=None, metavar="COL",
+                    help="column grouping items (task family, repository, passage): cluster-robust tests, whole "
+                         "clusters as perturbation units")
     g = p.add_argument_group("grid data")
     g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
     g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
@@ -87,7 +91,7 @@ def _split(text):
 
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
-            "benchmarks": _split(args.benchmarks), "style": args.style}
+            "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster}
     if args.style:  # the style model's feature options (bayesrank fit --style's)
         opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
     elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):

@@ -1,0 +1,215 @@
+"""One validated type for benchmark results per item: :class:`ItemScores`, a models × items matrix.
+
+Rows ``(model, item, score)`` with scores in [0, 1] (0/1 correctness, or a fractional grade);
+optionally a ``cluster`` per item (task family, repository, passage) and repeated measures (Inspect
+epochs, several samples per item), which are **averaged within the item** and counted as one item
+(``trials`` keeps how many were averaged; ``successes`` their sum when every repeat is 0/1).
+
+The analyses compare models on the same items, so the matrix is complete: an item that some model
+has no score for is excluded for every model and counted (reason ``item not scored by every
+model``); nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import ExclusionLog, InputError
+
+MISSING_ITEM = "item not scored by every model"
+
+
+@dataclass
+class ItemScores:
+    """Scores of ``models`` (M) on ``items`` (N): ``scores`` (M, N) in [0, 1] (mean over repeats),
+    ``trials`` (M, N) repeats averaged, ``successes`` (M, N) their 0/1 sum (None when some repeat
+    is fractional), ``clusters`` (N,) labels or None, and the exclusions made while reading."""
+
+    models: np.ndarray
+    items: np.ndarray
+    scores: np.ndarray
+    trials: np.ndarray
+    successes: np.ndarray | None = None
+    clusters: np.ndarray | None = None
+    cluster_name: str | None = None
+    exclusions: ExclusionLog = field(default_factory=ExclusionLog)
+    n_rows: int = 0
+    source: str = "<frame>"
+    benchmark: str | None = None
+
+    def __post_init__(self):
+        m, n = self.scores.shape
+        if m < 2:
+            raise InputError(f"{self.source}: per-item results of at least two models are needed (got {m})")
+        if n < 2:
+            raise InputError(f"{self.source}: at least two items scored by every model are needed (got {n}); "
+                             f"{self.exclusions.report()}")
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def binary(self) -> bool:
+        """Every model's score on every item is a single 0/1 outcome (no repeats, no fractions)."""
+        return bool((self.trials == 1).all() and np.isin(self.scores, (0.0, 1.0)).all())
+
+    @property
+    def repeated(self) -> bool:
+        return bool((self.trials > 1).any())
+
+    @property
+    def cluster_codes(self) -> np.ndarray | None:
+        return None if self.clusters is None else pd.factorize(self.clusters)[0]
+
+    @property
+    def n_clusters(self) -> int | None:
+        return None if self.clusters is None else int(len(pd.unique(self.clusters)))
+
+    def means(self) -> np.ndarray:
+        """Each model's mean score over the items."""
+        return self.scores.mean(axis=1)
+
+    def index(self, model: str) -> int:
+        names = [str(m) for m in self.models]
+        try:
+            return names.index(str(model))
+        except ValueError:
+            raise InputError(f"unknown model {model!r}; models: {names[:20]}") from None
+
+    def subset(self, models) -> "ItemScores":
+        """The same items for a subset of the models (keeps the order given)."""
+        idx = [self.index(m) for m in models]
+        return ItemScores(self.models[idx], self.items, self.scores[idx], self.trials[idx],
+                          None if self.successes is None else self.successes[idx], self.clusters, self.cluster_name,
+                          self.exclusions, self.n_rows, self.source, self.benchmark)
+
+    def long(self) -> pd.DataFrame:
+        """The matrix as long rows ``model, item, score, trials[, cluster]``."""
+        m, n = self.scores.shape
+        d = {"model": np.repeat(self.models, n), "item": np.tile(self.items, m), "score": self.scores.ravel(),
+             "trials": self.trials.ravel()}
+        if self.clusters is not None:
+            d[self.cluster_name or "cluster"] = np.tile(self.clusters, m)
+        return pd.DataFrame(d)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_long(cls, df: pd.DataFrame, *, model: str = "model", item: str = "item", score: str = "score",
+                  cluster: str | None = None, on_invalid: str = "raise", source: str = "<frame>",
+                  benchmark: str | None = None, excluded: ExclusionLog | None = None,
+                  row_offset: int = 2) -> "ItemScores":
+        """Validated matrix from long rows. Bad rows (missing model/item name, score missing, not a
+        number or outside [0, 1]) raise an :class:`InputError` naming their rows (``row_offset``: the
+        file line of the first data row, 2 for a CSV with a header) or, with ``on_invalid="exclude"``,
+        are dropped and counted. Repeated (model, item) rows are averaged; items not scored by every
+        model are dropped for all models and counted."""
+        log = excluded if excluded is not None else ExclusionLog()
+        missing = [c for c in (model, item, score) if c not in df.columns]
+        if cluster is not None and cluster not in df.columns:
+            missing.append(cluster)
+        if missing:
+            raise InputError(f"{source}: per-item results need columns {model!r}, {item!r}, {score!r}"
+                             + (f", {cluster!r}" if cluster else "") + f"; missing {missing}; columns: "
+                             f"{list(df.columns)[:20]}")
+        n_rows = len(df)
+        raw = df[[model, item, score] + ([cluster] if cluster else [])].copy()
+        raw.columns = ["model", "item", "score"] + (["cluster"] if cluster else [])
+        line = np.arange(n_rows) + row_offset
+        s = raw["score"]
+        if s.dtype == bool or str(s.dtype) == "boolean":
+            values = s.astype(float)
+        else:
+            values = pd.to_numeric(s.map(_bool_text), errors="coerce")
+        reasons = {
+            f"missing {model!r}": raw["model"].isna() | (raw["model"].astype(str).str.strip() == ""),
+            f"missing {item!r}": raw["item"].isna() | (raw["item"].astype(str).str.strip() == ""),
+            f"{score!r} missing or not a number": values.isna(),
+            f"{score!r} outside [0, 1]": values.notna() & ((values < 0) | (values > 1)),
+        }
+        bad = np.zeros(n_rows, dtype=bool)
+        for why, mask in reasons.items():
+            mask = np.asarray(mask) & ~bad
+            if mask.any():
+                if on_invalid != "exclude":
+                    raise InputError(f"{source}: {why} in {int(mask.sum())} row(s), lines {line[mask][:5].tolist()}"
+                                     f" (scores must be numbers in [0, 1]; --exclude-invalid drops and counts them)")
+                log.add(why, int(mask.sum()), line[mask][:5].tolist())
+                bad |= mask
+        raw = raw[~bad].assign(score=values[~bad].astype(float))
+        raw["model"] = raw["model"].astype(str).str.strip()
+        raw["item"] = raw["item"].astype(str).str.strip()
+        if cluster:
+            per_item = raw.groupby("item")["cluster"].nunique(dropna=False)
+            if (per_item > 1).any():
+                first = per_item[per_item > 1].index[0]
+                raise InputError(f"{source}: item {first!r} has several values of cluster column {cluster!r} "
+                                 f"({sorted(map(str, raw.loc[raw['item'] == first, 'cluster'].unique()))[:5]}); "
+                                 "a cluster groups items, so it must be constant within an item")
+        binary_rows = raw["score"].isin((0.0, 1.0))
+        g = raw.assign(binary=binary_rows).groupby(["model", "item"], sort=False)
+        cell = g.agg(score=("score", "mean"), total=("score", "sum"), trials=("score", "size"),
+                     binary=("binary", "all")).reset_index()
+        models = pd.unique(cell["model"])
+        items = pd.unique(cell["item"])
+        mi = pd.Index(models)
+        ii = pd.Index(items)
+        m_idx = mi.get_indexer(cell["model"])
+        i_idx = ii.get_indexer(cell["item"])
+        scores = np.full((len(models), len(items)), np.nan)
+        trials = np.zeros((len(models), len(items)), dtype=np.int64)
+        total = np.zeros((len(models), len(items)))
+        scores[m_idx, i_idx] = cell["score"].to_numpy()
+        trials[m_idx, i_idx] = cell["trials"].to_numpy()
+        total[m_idx, i_idx] = cell["total"].to_numpy()
+        complete = ~np.isnan(scores).any(axis=0)
+        if not complete.all():
+            rows_lost = int(trials[:, ~complete].sum())
+            log.add(MISSING_ITEM, rows_lost, [str(x) for x in items[~complete][:5]])
+        keep = np.flatnonzero(complete)
+        all_binary = bool(cell["binary"].all())
+        clusters = None
+        if cluster:
+            lab = raw.drop_duplicates("item").set_index("item")["cluster"].astype(str)
+            clusters = lab.loc[items[keep]].to_numpy()
+        return cls(models=np.asarray(models, dtype=object), items=np.asarray(items[keep], dtype=object),
+                   scores=scores[:, keep], trials=trials[:, keep],
+                   successes=np.rint(total[:, keep]).astype(np.int64) if all_binary else None,
+                   clusters=clusters, cluster_name=cluster, exclusions=log, n_rows=n_rows, source=source,
+                   benchmark=benchmark)
+
+    @classmethod
+    def from_wide(cls, df: pd.DataFrame, *, item: str | None = None, cluster: str | None = None,
+                  on_invalid: str = "raise", source: str = "<frame>", benchmark: str | None = None) -> "ItemScores":
+        """Items × models matrix: one row per item, one column per model (``item``: the item-id
+        column, default the first column when it is not numeric, else the row number)."""
+        cols = list(df.columns)
+        if item is None:
+            first = cols[0]
+            item = first if not pd.api.types.is_numeric_dtype(df[first]) else None
+        id_cols = [c for c in (item, cluster) if c is not None]
+        ids = df[item].astype(str) if item is not None else pd.Series([str(i + 1) for i in range(len(df))])
+        model_cols = [c for c in cols if c not in id_cols]
+        long = df.assign(_item=ids.to_numpy()).melt(id_vars=["_item"] + ([cluster] if cluster else []),
+                                                     value_vars=model_cols, var_name="model", value_name="score")
+        long["_line"] = np.tile(np.arange(len(df)) + 2, len(model_cols))
+        return cls.from_long(long, item="_item", cluster=cluster, on_invalid=on_invalid, source=source,
+                             benchmark=benchmark)
+
+
+def _bool_text(v):
+    """true/false/yes/no/correct/incorrect (any case) as 1/0; everything else unchanged."""
+    if isinstance(v, str):
+        t = v.strip().lower()
+        return {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0, "correct": 1.0, "incorrect": 0.0}.get(t, v)
+    if isinstance(v, (bool, np.bool_)):
+        return float(v)
+    return v

@@ -1,0 +1,358 @@
+"""Per-item benchmark results as they come -> :class:`~bayesrank.items.data.ItemScores`.
+
+==================  ===========================================================================
+format              what is read
+==================  ===========================================================================
+``long``            CSV/TSV/JSON/JSONL/Parquet rows ``model, item, score`` (``correct`` is taken
+                    for ``score`` when there is no ``score`` column); optional cluster column
+``wide``            an items × models matrix: an item-id column, one score column per model
+``inspect``         a folder of Inspect AI logs (``.eval`` archives or JSON), one model per log;
+                    samples matched across logs by id, epochs averaged within the sample
+``lm-eval``         a folder of lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files, one
+                    sub-folder per model (the harness's ``--output_path`` layout); items = ``doc_id``
+``helm``            a folder of HELM run folders (``run_spec.json`` + ``per_instance_stats.json``),
+                    one model per run; items = instance ids
+``eee``             Every Eval Ever instance-level JSONL (``model_id``, ``evaluation_name``,
+                    ``sample_id``, ``evaluation.score``), a file or a folder of them
+``swe-bench``       per-system lists of resolved instance ids: a folder of ``<system>.json`` (a list,
+                    or ``{"resolved": [...]}``) or ``<system>.txt`` (one id per line) files, or one
+                    JSON object ``{system: [ids]}``; score 1 = resolved. The items are those of an
+                    ``instances.txt``/``instances.json`` list beside them when present, else every id
+                    some system resolved (an instance no system resolved is then invisible: said in
+                    the notes)
+==================  ===========================================================================
+
+``auto`` detects the format from the file's columns or the folder's contents. Harness logs name
+their benchmark (task); a folder holding several tasks needs ``benchmark=`` to choose one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import InputError
+from bayesrank.items.data import ItemScores
+
+FORMATS = ("long", "wide", "inspect", "lm-eval", "helm", "eee", "swe-bench")
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz")
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A table file as a DataFrame (CSV/TSV/JSON/JSONL/Parquet)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".tsv", ".tab"):
+            return pd.read_csv(path, sep="\t")
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(path, lines=True)
+        if suffix == ".json":
+            return pd.read_json(path)
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path)
+        return pd.read_csv(path)
+    except (ValueError, pd.errors.ParserError) as err:
+        raise InputError(f"{path}: cannot be read as a table ({str(err).splitlines()[0]})") from None
+
+
+# ---------------------------------------------------------------------------------- detection
+def _is_eee_record(obj) -> bool:
+    return isinstance(obj, dict) and {"model_id", "sample_id", "evaluation"} <= set(obj)
+
+
+def _first_json_line(path: Path):
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+    return None
+
+
+def detect_format(path: Path) -> str | None:
+    """The format of ``path`` (see the module table), or None when it is not per-item results."""
+    if path.is_dir():
+        files = [p for p in path.rglob("*") if p.is_file()]
+        names = {p.name for p in files}
+        if any(p.suffix == ".eval" for p in files):
+            return "inspect"
+        if any(p.name == "per_instance_stats.json" for p in files) and not (path / "run_spec.json").exists():
+            return "helm"
+        if any(p.name.startswith("samples_") and p.suffix == ".jsonl" for p in files):
+            return "lm-eval"
+        jsonl = [p for p in files if p.suffix == ".jsonl"]
+        if jsonl and _is_eee_record(_first_json_line(jsonl[0])):
+            return "eee"
+        jsons = [p for p in files if p.suffix == ".json"]
+        for p in jsons[:3]:
+            try:
+                obj = json.loads(p.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(obj, dict) and "eval" in obj and "samples" in obj:
+                return "inspect"
+        if "instances.txt" in names or "instances.json" in names or any(p.suffix == ".txt" for p in files):
+            return "swe-bench"
+        if jsons and all(_resolved_list(p) is not None for p in jsons):
+            return "swe-bench"
+        return None
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return "inspect"
+    if suffix in (".jsonl", ".ndjson") and _is_eee_record(_first_json_line(path)):
+        return "eee"
+    if suffix == ".json":
+        try:
+            obj = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        if isinstance(obj, dict) and "eval" in obj and "samples" in obj:
+            return "inspect"
+        if isinstance(obj, dict) and obj and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                                 for v in obj.values()):
+            return "swe-bench"
+    cols = set(_columns(path))
+    if {"model", "item"} <= cols and ({"score"} & cols or {"correct"} & cols):
+        return "long"
+    return None
+
+
+def _columns(path: Path) -> list[str]:
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv", ".tab", ".gz"):
+            return list(pd.read_csv(path, nrows=3, sep="\t" if suffix in (".tsv", ".tab") else ",").columns)
+        if suffix in (".jsonl", ".ndjson"):
+            first = _first_json_line(path)
+            return list(first) if isinstance(first, dict) else []
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        if suffix == ".json":
+            obj = json.loads(path.read_text())
+            return list(obj[0]) if isinstance(obj, list) and obj and isinstance(obj[0], dict) else []
+    except (ValueError, json.JSONDecodeError, UnicodeDecodeError, pd.errors.ParserError):
+        return []
+    return []
+
+
+# ---------------------------------------------------------------------------------- entry point
+def read_items(data, *, format: str = "auto", model: str = "model", item: str = "item", score: str | None = None,
+               cluster: str | None = None, benchmark: str | None = None, metric: str | None = None,
+               on_invalid: str = "raise") -> tuple[ItemScores, list[str]]:
+    """(ItemScores, notes) from a path (file or folder) or a DataFrame of long rows; ``notes`` are
+    the reader's remarks for the report (epochs averaged, the item universe of a SWE-bench list, …)."""
+    if isinstance(data, pd.DataFrame):
+        return _long(data, model, item, score, cluster, on_invalid, "<frame>", benchmark), []
+    path = Path(data)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt is None:
+        if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
+            fmt = "wide"
+        else:
+            raise InputError(f"{path}: not per-item results; expected columns model, item, score, an items × models "
+                             f"matrix, or a folder of harness logs (formats: {', '.join(FORMATS)})")
+    if fmt not in FORMATS:
+        raise InputError(f"unknown items format {fmt!r}; formats: auto, {', '.join(FORMATS)}")
+    notes: list[str] = []
+    if fmt == "long":
+        data_ = _long(read_table(path), model, item, score, cluster, on_invalid, str(path), benchmark)
+    elif fmt == "wide":
+        data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=str(path),
+                                     benchmark=benchmark)
+    else:
+        rows, bench, notes = {"inspect": _inspect, "lm-eval": _lm_eval, "helm": _helm, "eee": _eee,
+                              "swe-bench": _swe_bench}[fmt](path, benchmark=benchmark, metric=metric)
+        data_ = ItemScores.from_long(rows, on_invalid=on_invalid, source=str(path), benchmark=bench,
+                                     cluster=cluster if cluster in rows.columns else None, row_offset=1)
+    if data_.repeated:
+        r = data_.trials
+        notes.append(f"repeated measures: {int((r > 1).sum()):,} model × item cells hold several scores "
+                     f"({int(r.min())}–{int(r.max())} each, e.g. Inspect epochs); each cell's scores are averaged "
+                     "and the item counts once")
+    return data_, notes
+
+
+def _long(df, model, item, score, cluster, on_invalid, source, benchmark) -> ItemScores:
+    if score is None:
+        score = "score" if "score" in df.columns or "correct" not in df.columns else "correct"
+    return ItemScores.from_long(df, model=model, item=item, score=score, cluster=cluster, on_invalid=on_invalid,
+                                source=source, benchmark=benchmark)
+
+
+def _one_benchmark(rows: pd.DataFrame, benchmark: str | None, path: Path, column: str = "benchmark"):
+    found = sorted(map(str, rows[column].dropna().unique()))
+    if benchmark is not None:
+        if benchmark not in found:
+            raise InputError(f"{path}: no results for benchmark {benchmark!r}; benchmarks: {found}")
+        return rows[rows[column] == benchmark], benchmark
+    if len(found) > 1:
+        raise InputError(f"{path}: results of several benchmarks {found[:10]}; choose one with --benchmarks NAME")
+    return rows, (found[0] if found else None)
+
+
+def _inspect(path: Path, benchmark=None, metric=None):
+    """A folder (or one file) of Inspect logs: one model per log; epochs are repeats of a sample."""
+    from bayesrank.data.harness import read_inspect_log
+
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json"))
+    frames = []
+    for f in files:
+        if f.suffix == ".json":
+            try:
+                head = json.loads(f.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if not (isinstance(head, dict) and "eval" in head):
+                continue
+        frames.append(read_inspect_log(f, items=True, scorer=metric))
+    if not frames:
+        raise InputError(f"{path}: no Inspect logs (.eval or JSON) found")
+    rows = pd.concat(frames, ignore_index=True)
+    scorers = sorted(rows["metric"].unique())
+    if len(scorers) > 1:
+        raise InputError(f"{path}: the logs hold several scorers {scorers}; choose one with --metric NAME")
+    rows, bench = _one_benchmark(rows, benchmark, path)
+    per_model = rows.groupby("model")["source_file"].nunique()
+    notes = [f"Inspect logs: {len(frames)} log(s), {rows['model'].nunique()} model(s), task {bench!r}, scorer "
+             f"{scorers[0]!r}; samples matched across logs by id"]
+    if (per_model > 1).any():
+        notes.append(f"several logs for model(s) {sorted(per_model[per_model > 1].index)[:5]}: their samples are "
+                     "pooled (repeats of a sample are averaged)")
+    out = rows[["model", "sample_id", "correct"]].rename(columns={"sample_id": "item", "correct": "score"})
+    return out, bench, notes
+
+
+def _lm_eval(path: Path, benchmark=None, metric=None):
+    """lm-eval's --output_path layout: <path>/<model>/samples_<task>_<date>.jsonl (or samples files
+    directly in <path>, the model then named by the file's results_*.json or the folder)."""
+    from bayesrank.data.harness import read_lm_eval_samples
+
+    files = sorted(path.rglob("samples_*.jsonl"))
+    frames = []
+    for f in files:
+        model = _lm_eval_model(f)
+        frames.append(read_lm_eval_samples(f, metric=metric, model=model))
+    rows = pd.concat(frames, ignore_index=True)
+    rows, bench = _one_benchmark(rows, benchmark, path)
+    filters = sorted(map(str, rows["filter"].unique()))
+    if len(filters) > 1:
+        rows = rows[rows["filter"] == filters[0]]
+    notes = [f"lm-eval samples: {len(files)} file(s), {rows['model'].nunique()} model(s), task {bench!r}, metric "
+             f"{rows['metric'].iloc[0]!r}" + (f", filter {filters[0]!r} of {filters}" if len(filters) > 1 else "")]
+    return rows[["model", "item", "correct"]].rename(columns={"correct": "score"}), bench, notes
+
+
+def _lm_eval_model(f: Path) -> str:
+    for res in sorted(f.parent.glob("results_*.json")):
+        try:
+            raw = json.loads(res.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        name = raw.get("model_name") or (raw.get("config") or {}).get("model_name")
+        if name:
+            return str(name)
+    return f.parent.name
+
+
+def _helm(path: Path, benchmark=None, metric=None):
+    """A folder of HELM run folders, one model per run (instances with perturbations are skipped)."""
+    from bayesrank.data.harness import read_helm_run
+
+    runs = sorted({p.parent for p in path.rglob("per_instance_stats.json") if (p.parent / "run_spec.json").exists()})
+    if not runs:
+        raise InputError(f"{path}: no HELM run folders (run_spec.json + per_instance_stats.json)")
+    frames = [read_helm_run(r, metric=metric or "exact_match", items=True) for r in runs]
+    rows = pd.concat(frames, ignore_index=True)
+    rows, bench = _one_benchmark(rows, benchmark, path)
+    notes = [f"HELM: {len(runs)} run(s), {rows['model'].nunique()} model(s), scenario {bench!r}, metric "
+             f"{rows['metric'].iloc[0]!r}"]
+    return rows[["model", "item", "correct"]].rename(columns={"correct": "score"}), bench, notes
+
+
+def _eee(path: Path, benchmark=None, metric=None):
+    """Every Eval Ever instance-level records: model_id, evaluation_name, sample_id, evaluation.score."""
+    files = [path] if path.is_file() else sorted(path.rglob("*.jsonl"))
+    recs = []
+    for f in files:
+        for lineno, line in enumerate(f.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InputError(f"{f}:{lineno}: not valid JSON ({err})") from None
+            if not _is_eee_record(r):
+                raise InputError(f"{f}:{lineno}: not an Every Eval Ever instance record (needs model_id, sample_id, "
+                                 f"evaluation); fields: {sorted(r)[:10]}")
+            ev = r.get("evaluation") or {}
+            value = ev.get("score", ev.get("is_correct"))
+            recs.append({"model": r["model_id"], "item": str(r["sample_id"]), "score": value,
+                         "benchmark": r.get("evaluation_name")})
+    if not recs:
+        raise InputError(f"{path}: no Every Eval Ever instance records")
+    rows, bench = _one_benchmark(pd.DataFrame(recs), benchmark, path)
+    notes = [f"Every Eval Ever: {len(files)} file(s), {rows['model'].nunique()} model(s), evaluation {bench!r}"]
+    return rows[["model", "item", "score"]], bench, notes
+
+
+def _resolved_list(p: Path):
+    """A SWE-bench-style list of resolved ids from one file, or None when the file is not one."""
+    if p.suffix == ".txt":
+        return [x.strip() for x in p.read_text().splitlines() if x.strip()]
+    try:
+        obj = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("resolved"), list):
+        obj = obj["resolved"]
+    if isinstance(obj, list) and all(isinstance(x, str) for x in obj):
+        return obj
+    return None
+
+
+def _swe_bench(path: Path, benchmark=None, metric=None):
+    lists: dict[str, list[str]] = {}
+    universe = None
+    if path.is_file():
+        obj = json.loads(path.read_text())
+        lists = {str(k): list(v) for k, v in obj.items()}
+    else:
+        for p in sorted(path.iterdir()):
+            if not p.is_file() or p.suffix not in (".json", ".txt"):
+                continue
+            ids = _resolved_list(p)
+            if ids is None:
+                raise InputError(f"{p}: expected a list of resolved instance ids (a JSON list, {{\"resolved\": [...]}} "
+                                 "or one id per line)")
+            if p.stem == "instances":
+                universe = ids
+            else:
+                lists[p.stem] = ids
+    if len(lists) < 2:
+        raise InputError(f"{path}: resolved-instance lists of at least two systems are needed (got {len(lists)})")
+    notes = []
+    if universe is None:
+        universe = sorted(set().union(*lists.values()))
+        notes.append(f"SWE-bench lists: no instances list given, so the items are the {len(universe):,} instances some "
+                     "system resolved (instances no system resolved are invisible; add instances.txt to count them)")
+    else:
+        unknown = sorted(set().union(*lists.values()) - set(universe))
+        if unknown:
+            raise InputError(f"{path}: {len(unknown)} resolved id(s) are not in instances list, e.g. {unknown[:3]}")
+        notes.append(f"SWE-bench lists: {len(lists)} systems over the {len(universe):,} listed instances")
+    u = np.asarray(universe, dtype=object)
+    frames = [pd.DataFrame({"model": name, "item": u, "score": np.isin(u, list(set(ids))).astype(float)})
+              for name, ids in lists.items()]
+    return pd.concat(frames, ignore_index=True), benchmark, notes
+
+
+__all__ = ["FORMATS", "detect_format", "read_items", "read_table"]

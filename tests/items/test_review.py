@@ -1,0 +1,57 @@
+"""``bayesrank review`` on per-item results: one command on a folder of Inspect .eval logs and one on a
+long model,item,score CSV; detection; the JSON validates; bad input exits 2 with one line."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bayesrank.cli import main
+from bayesrank.review.api import detect_kind
+
+from .conftest import long_frame, rasch_matrix
+
+
+def test_inspect_folder_one_command(inspect_logs, tmp_path, capsys):
+    folder, expected = inspect_logs
+    assert detect_kind(folder) == "items"
+    out = tmp_path / "r.json"
+    code = main(["review", str(folder), "--fast", "--json", str(out), "--md", str(tmp_path / "r.md"),
+                 "--html", str(tmp_path / "r.html")])
+    assert code == 0
+    rep = json.loads(out.read_text())
+    assert rep["kind"] == "items" and rep["schema"] == "review"
+    means = {f"mockllm/{m}": np.mean([np.mean(v) for v in s.values()]) for m, s in expected.items()}
+    lb = {r["player"]: r["score"] for r in rep["leaderboard"]}
+    assert lb == pytest.approx(means)
+    top = rep["claims"][0]
+    assert top["claim"] == "top1" and top["frequentist"]["test"] == "paired t"  # epochs averaged: fractional
+    assert any("repeated measures" in n for n in rep["notes"])
+
+
+def test_long_csv_one_command(tmp_path):
+    y = rasch_matrix(6, 500, seed=3, spread=1.0)
+    p = tmp_path / "long.csv"
+    long_frame(y).to_csv(p, index=False)
+    assert detect_kind(p) == "items"
+    out = tmp_path / "r.json"
+    assert main(["review", str(p), "--fast", "--json", str(out), "--claim", "llm0>llm1", "--claim", "top1"]) == 0
+    rep = json.loads(out.read_text())
+    pair, top = rep["claims"]
+    assert pair["frequentist"]["sided"] == "one" and top["frequentist"]["sided"] == "two"
+    assert pair["bayesian"]["threshold"] == 0.95 and top["bayesian"]["threshold"] == pytest.approx(0.975)
+    flip = top["perturbation"]["flip"]
+    lead = int(np.argmax(y.mean(axis=1)))
+    gap = min(y[lead].sum() - y[b].sum() for b in range(6) if b != lead)
+    assert flip["budget"] == gap and flip["verified"] and flip["relative_to"]["n"] == 500
+
+
+def test_bad_input_exits_2(tmp_path, capsys):
+    p = tmp_path / "bad.csv"
+    df = long_frame(rasch_matrix(2, 5))
+    df.loc[2, "score"] = 3.0
+    df.to_csv(p, index=False)
+    assert main(["review", str(p), "--fast"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "outside [0, 1]" in err[0] and "lines [4]" in err[0]
+    assert main(["review", str(p), "--kind", "items", "--axes", "x", "--fast"]) == 2
