@@ -116,8 +116,9 @@ def rank_sets(data: ItemScores, level: float = 0.95, seed: int = 0, n_sim: int =
 
     means = data.means()
     players = np.asarray([str(m) for m in data.models], dtype=object)
+    df = None if data.clusters is None else data.n_clusters - 1  # CR1 from G clusters: t reference, G − 1 df
     rs = rank_confidence_sets(means, mean_covariance(data), players, level, simultaneous=True, n_sim=n_sim,
-                              seed=seed)
+                              seed=seed, df=df)
     return rs, tie_groups(means, rs.significant, players)
 
 

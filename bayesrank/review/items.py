@@ -78,9 +78,9 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
         freq = {"estimate": None, "lower": bound, "upper": 1.0, "p_value": None, "supported": bool(bound > TAU_THRESHOLD),
                 "interval": f"Kendall τ lower bound 1 − 2u/P from the simultaneous {level:.0%} rank sets",
                 "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": p, "pairs_not_separated": u,
-                "sided": "one"}
+                "sided": "two"}
         hold = order_holds(bayes.draws, means)
-        threshold = level
+        threshold = 1 - alpha / 2  # data-selected: two-sided
         bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
                "threshold": threshold}
         pert = _not_audited("not audited: the order claim has no mean-score contrast to overturn")

@@ -46,11 +46,16 @@ def _check_level(level: float) -> None:
         raise InputError(f"level must be in (0, 1), got {level}")
 
 
-def gaussian_errors(cov, n_sim: int, seed: int) -> np.ndarray:
-    """(n_sim, K) draws of the estimation error from ``N(0, Σ)`` (the parametric bootstrap)."""
+def gaussian_errors(cov, n_sim: int, seed: int, df: float | None = None) -> np.ndarray:
+    """(n_sim, K) draws of the estimation error from ``N(0, Σ)`` (the parametric bootstrap), or with
+    ``df`` from the multivariate t with ``df`` degrees of freedom (``Z / sqrt(χ²_df / df)``: the
+    small-sample reference of a cluster-robust covariance estimated from G clusters, df = G − 1)."""
     c = np.asarray(cov, dtype=float)
     rng = np.random.default_rng(seed)
-    return rng.multivariate_normal(np.zeros(len(c)), c, size=int(n_sim), method="eigh")
+    z = rng.multivariate_normal(np.zeros(len(c)), c, size=int(n_sim), method="eigh")
+    if df is not None:
+        z /= np.sqrt(rng.chisquare(df, size=(len(z), 1)) / df)
+    return z
 
 
 def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -127,7 +132,8 @@ class RankSets:
 
     @property
     def method(self) -> str:
-        src = "Gaussian N(0, Σ) Monte Carlo" if self.critical == "gaussian" else "nonparametric bootstrap"
+        src = ("Gaussian N(0, Σ) Monte Carlo" if self.critical == "gaussian" else "nonparametric bootstrap"
+               if self.critical == "bootstrap" else f"{self.critical} Monte Carlo")
         step = "stepdown" if self.stepdown else "single-step"
         return f"{self.kind} {self.level:.0%} rank confidence set (max-|t| over pairwise contrasts, {src}, {step})"
 
@@ -138,7 +144,7 @@ class RankSets:
 
 def rank_confidence_sets(
     score, cov, players=None, level: float = 0.95, *, simultaneous: bool = True, errors=None,
-    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True, indices=None,
+    n_sim: int = 10_000, seed: int = 0, stepdown: bool = True, indices=None, df: float | None = None,
 ) -> RankSets:
     """Rank confidence sets from simultaneous intervals on pairwise contrasts (module docstring).
 
@@ -156,8 +162,8 @@ def rank_confidence_sets(
     if errors is None:
         if c is None:
             raise InputError("rank confidence sets need the covariance of the scores or error draws")
-        z = gaussian_errors(c, n_sim, seed)
-        critical = "gaussian"
+        z = gaussian_errors(c, n_sim, seed, df)
+        critical = "gaussian" if df is None else f"multivariate t ({df:g} df)"
     else:
         z = np.asarray(errors, dtype=float)[:, :k]
         critical = "bootstrap"
