@@ -127,11 +127,20 @@ class ItemScores:
         s = raw["score"]
         if s.dtype == bool or str(s.dtype) == "boolean":
             values = s.astype(float)
+        elif pd.api.types.is_numeric_dtype(s):
+            values = s.astype(float)
         else:
             values = pd.to_numeric(s.map(_bool_text), errors="coerce")
+        names = {}
+        for col in ("model", "item"):
+            v = raw[col]
+            if not (pd.api.types.is_object_dtype(v) or pd.api.types.is_string_dtype(v)):
+                names[col] = v.astype(str)  # ids that are numbers become text
+            else:
+                names[col] = v.where(v.isna(), v.astype(str).str.strip())
         reasons = {
-            f"missing {model!r}": raw["model"].isna() | (raw["model"].astype(str).str.strip() == ""),
-            f"missing {item!r}": raw["item"].isna() | (raw["item"].astype(str).str.strip() == ""),
+            f"missing {model!r}": names["model"].isna() | (names["model"] == ""),
+            f"missing {item!r}": names["item"].isna() | (names["item"] == ""),
             f"{score!r} missing or not a number": values.isna(),
             f"{score!r} outside [0, 1]": values.notna() & ((values < 0) | (values > 1)),
         }
@@ -144,42 +153,35 @@ class ItemScores:
                                      f" (scores must be numbers in [0, 1]; --exclude-invalid drops and counts them)")
                 log.add(why, int(mask.sum()), line[mask][:5].tolist())
                 bad |= mask
-        raw = raw[~bad].assign(score=values[~bad].astype(float))
-        raw["model"] = raw["model"].astype(str).str.strip()
-        raw["item"] = raw["item"].astype(str).str.strip()
+        ok = ~bad
+        mcodes, models = pd.factorize(names["model"][ok], sort=False)
+        icodes, items = pd.factorize(names["item"][ok], sort=False)
+        vals = values[ok].to_numpy(dtype=float)
         if cluster:
-            per_item = raw.groupby("item")["cluster"].nunique(dropna=False)
-            if (per_item > 1).any():
-                first = per_item[per_item > 1].index[0]
-                raise InputError(f"{source}: item {first!r} has several values of cluster column {cluster!r} "
-                                 f"({sorted(map(str, raw.loc[raw['item'] == first, 'cluster'].unique()))[:5]}); "
+            cl = raw["cluster"][ok].astype(str).to_numpy()
+            first = np.full(len(items), -1)
+            first[icodes[::-1]] = np.arange(len(icodes))[::-1]
+            lab = cl[first]
+            if (cl != lab[icodes]).any():
+                where = int(np.flatnonzero(cl != lab[icodes])[0])
+                it = items[icodes[where]]
+                raise InputError(f"{source}: item {it!r} has several values of cluster column {cluster!r} "
+                                 f"({sorted(set(cl[icodes == icodes[where]]))[:5]}); "
                                  "a cluster groups items, so it must be constant within an item")
-        binary_rows = raw["score"].isin((0.0, 1.0))
-        g = raw.assign(binary=binary_rows).groupby(["model", "item"], sort=False)
-        cell = g.agg(score=("score", "mean"), total=("score", "sum"), trials=("score", "size"),
-                     binary=("binary", "all")).reset_index()
-        models = pd.unique(cell["model"])
-        items = pd.unique(cell["item"])
-        mi = pd.Index(models)
-        ii = pd.Index(items)
-        m_idx = mi.get_indexer(cell["model"])
-        i_idx = ii.get_indexer(cell["item"])
-        scores = np.full((len(models), len(items)), np.nan)
-        trials = np.zeros((len(models), len(items)), dtype=np.int64)
-        total = np.zeros((len(models), len(items)))
-        scores[m_idx, i_idx] = cell["score"].to_numpy()
-        trials[m_idx, i_idx] = cell["trials"].to_numpy()
-        total[m_idx, i_idx] = cell["total"].to_numpy()
-        complete = ~np.isnan(scores).any(axis=0)
+        m_, n_ = len(models), len(items)
+        flat = mcodes * n_ + icodes
+        trials = np.bincount(flat, minlength=m_ * n_).reshape(m_, n_)
+        total = np.bincount(flat, weights=vals, minlength=m_ * n_).reshape(m_, n_)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores = np.where(trials > 0, total / np.maximum(trials, 1), np.nan)
+        all_binary = bool(np.isin(vals, (0.0, 1.0)).all())
+        complete = (trials > 0).all(axis=0)
         if not complete.all():
             rows_lost = int(trials[:, ~complete].sum())
             log.add(MISSING_ITEM, rows_lost, [str(x) for x in items[~complete][:5]])
         keep = np.flatnonzero(complete)
-        all_binary = bool(cell["binary"].all())
-        clusters = None
-        if cluster:
-            lab = raw.drop_duplicates("item").set_index("item")["cluster"].astype(str)
-            clusters = lab.loc[items[keep]].to_numpy()
+        items = np.asarray(items)
+        clusters = lab[keep] if cluster else None
         return cls(models=np.asarray(models, dtype=object), items=np.asarray(items[keep], dtype=object),
                    scores=scores[:, keep], trials=trials[:, keep],
                    successes=np.rint(total[:, keep]).astype(np.int64) if all_binary else None,

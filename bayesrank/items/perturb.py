@@ -102,26 +102,67 @@ def _mcnemar_p(n10, n01, sided: str) -> np.ndarray:
     return two if sided == "two" else one
 
 
+def _first_reaching(p_at, hi: np.ndarray, alpha: float) -> np.ndarray:
+    """Per entry, the smallest t in [0, hi] with ``p_at(t) ≥ α`` for p nondecreasing in t (bisection,
+    vectorised); −1 where even t = hi does not reach α."""
+    hi = np.asarray(hi, dtype=np.int64)
+    ok_hi = p_at(hi) >= alpha
+    lo = np.zeros_like(hi)
+    top = hi.copy()
+    done = p_at(lo) >= alpha
+    top[done] = 0
+    while True:
+        open_ = (top - lo > 1) & ok_hi & ~done
+        if not open_.any():
+            break
+        mid = (lo + top) // 2
+        reach = p_at(mid) >= alpha
+        top = np.where(open_ & reach, mid, top)
+        lo = np.where(open_ & ~reach, mid, lo)
+    out = np.where(done, 0, np.where(ok_hi, top, -1))
+    return out
+
+
+def significance_moves_many(n10, n01, n_concordant, alpha: float, sided: str, action: str):
+    """Vectorised over contrasts: the smallest number of moves (re-grades; drops) after which the exact
+    McNemar test no longer rejects at α, and its split (j removals of items a won, l items b wins).
+
+    Every move lowers n10 − n01 by exactly one. Drops can only remove an item a won (j moves: p of
+    (n10 − j, n01) grows with j). Re-grades can also turn a concordant item into one b won
+    (n01 + 1): after t moves the difference is the same whatever the split, and for a fixed
+    difference the p-value grows with the number of discordant items (a symmetric random walk is
+    more likely to be at or beyond ±Δ after more steps), so the best split takes l = min(t, c) such
+    moves first; along that path p grows with t (either move raises it) — for the two-sided test
+    until the difference reaches 0, where p = 1 — so bisection finds the first t. Returns (total,
+    j, l) arrays; total −1 where no such move exists."""
+    n10 = np.asarray(n10, dtype=np.int64)
+    n01 = np.asarray(n01, dtype=np.int64)
+    c = np.asarray(n_concordant, dtype=np.int64)
+    # the two-sided p-value grows only until n10 − n01 reaches 0 (p = 1 there), then falls again
+    cap = np.maximum(n10 - n01, 0) if sided == "two" else None
+    if action == "drop":
+        hi = n10 if cap is None else np.minimum(n10, cap)
+        t = _first_reaching(lambda j: _mcnemar_p(n10 - j, n01, sided), hi, alpha)
+        return t, np.where(t >= 0, t, 0), np.zeros_like(t)
+
+    def split(t):
+        l_ = np.minimum(t, c)
+        return t - l_, l_
+
+    def p_at(t):
+        j, l_ = split(t)
+        return _mcnemar_p(n10 - j, n01 + l_, sided)
+
+    t = _first_reaching(p_at, n10 + c if cap is None else np.minimum(n10 + c, cap), alpha)
+    j, l_ = split(np.maximum(t, 0))
+    return t, j, l_
+
+
 def significance_moves(n10: int, n01: int, n_concordant: int, alpha: float, sided: str,
                        action: str) -> tuple[int | None, int, int]:
-    """Smallest j + l (re-grades; drops: l = 0) with p(n10 − j, n01 + l) ≥ α: (total, j, l); None if
-    no such move exists within the capacities (j ≤ n10, l ≤ n_concordant)."""
-    if _mcnemar_p(n10, n01, sided) >= alpha:
-        return 0, 0, 0
-    if action == "drop":
-        j = np.arange(n10 + 1)
-        ok = np.flatnonzero(_mcnemar_p(n10 - j, np.full_like(j, n01), sided) >= alpha)
-        return (int(ok[0]), int(ok[0]), 0) if ok.size else (None, 0, 0)
-    best = None
-    for total in range(1, n10 + n_concordant + 1):
-        j = np.arange(max(0, total - n_concordant), min(total, n10) + 1)
-        if not j.size:
-            continue
-        ok = np.flatnonzero(_mcnemar_p(n10 - j, n01 + (total - j), sided) >= alpha)
-        if ok.size:
-            best = (total, int(j[ok[0]]), int(total - j[ok[0]]))
-            break
-    return best if best is not None else (None, 0, 0)
+    """One contrast of :func:`significance_moves_many`: (total or None, j, l)."""
+    t, j, l_ = significance_moves_many([n10], [n01], [n_concordant], alpha, sided, action)
+    return (None, 0, 0) if t[0] < 0 else (int(t[0]), int(j[0]), int(l_[0]))
 
 
 def pair_significance(data: ItemScores, a: int, b: int, alpha: float, sided: str,
@@ -168,12 +209,38 @@ def claim_broken(scores: np.ndarray, keep: np.ndarray, pairs) -> bool:
 
 
 # ---------------------------------------------------------------------------------- claim answers
+def _binary_minima(data: ItemScores, pairs, action: str) -> np.ndarray | None:
+    """Per-contrast minima in closed form for 0/1 scores without clusters (None otherwise): re-grades
+    = S_a − S_b, drops = n10 − n01 (NaN where only dropping every item would do)."""
+    if not data.binary or data.clusters is not None:
+        return None
+    y = data.scores
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    s = y.sum(axis=1)
+    if action == "flip":
+        return s[a] - s[b]
+    wins = y @ (1 - y).T
+    k = wins[a, b] - wins[b, a]
+    return np.where(k >= data.n_items, np.nan, k)
+
+
 def overturn(data: ItemScores, pairs, action: str) -> dict:
-    """The claim's smallest overturning re-grades (``flip``) or drops (``drop``), verified."""
+    """The claim's smallest overturning re-grades (``flip``) or drops (``drop``), verified. The
+    witness is built for the binding contrast (the first attaining the minimum)."""
     codes, labels, unit = _units(data)
+    find = pair_regrades if action == "flip" else pair_drops
+    quick = _binary_minima(data, pairs, action)
+    if quick is not None:
+        if np.isnan(quick).all():
+            return _entry(data, None, pairs, action, unit, len(labels), significance=None)
+        order = [int(np.nanargmin(quick))]
+    else:
+        order = range(len(pairs))
     best = None
-    for a, b in pairs:
-        k, acts = (pair_regrades if action == "flip" else pair_drops)(data, a, b)
+    for w in order:
+        a, b = pairs[w]
+        k, acts = find(data, a, b)
         if k is not None and (best is None or k < best[0]):
             best = (k, acts, (a, b))
     return _entry(data, best, pairs, action, unit, len(labels), significance=None)
@@ -182,11 +249,17 @@ def overturn(data: ItemScores, pairs, action: str) -> dict:
 def lose_significance(data: ItemScores, pairs, action: str, alpha: float, sided: str) -> dict:
     """The smallest re-grades / drops after which the claim's intersection–union McNemar test no
     longer rejects at α (some contrast's p ≥ α); 0/1 scores without clusters only."""
+    y = data.scores
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    wins = np.rint(y @ (1 - y).T).astype(np.int64)
+    n10, n01 = wins[a, b], wins[b, a]
+    t, _, _ = significance_moves_many(n10, n01, data.n_items - n10 - n01, alpha, sided, action)
     best = None
-    for a, b in pairs:
-        k, acts = pair_significance(data, a, b, alpha, sided, action)
-        if k is not None and (best is None or k < best[0]):
-            best = (k, acts, (a, b))
+    if (t >= 0).any():
+        w = int(np.argmin(np.where(t >= 0, t, np.iinfo(np.int64).max)))
+        k, acts = pair_significance(data, int(a[w]), int(b[w]), alpha, sided, action)
+        best = (k, acts, (int(a[w]), int(b[w])))
     return _entry(data, best, pairs, action, "item", data.n_items, significance=(alpha, sided))
 
 

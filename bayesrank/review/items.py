@@ -228,7 +228,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     model_data = {"method": bayes.method, "diagnostics": bayes.diagnostics.to_dict(),
                   "mu_mean": float(np.mean(bayes.mu)), "sigma_mean": float(np.mean(bayes.sigma))}
     if data.binary:
-        ppc = irt.ppc_item_totals(bayes, data, seed=seed)
+        ppc = irt.ppc_item_totals(bayes, data, n_draws=20 if fast else 100, seed=seed)
         text.append(f"Posterior predictive check of item totals (how many models solve an item): "
                     f"{ppc['share_outside_95']:.1%} of the {ppc['n_totals']} totals outside their 95% replicated range; "
                     f"χ² posterior predictive p = {ppc['p_value_chi2']:.3g}.")

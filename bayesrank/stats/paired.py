@@ -60,6 +60,29 @@ def jeffreys_interval(x: int, n: int, level: float = 0.95) -> tuple[float, float
     return lo, hi
 
 
+def wilson_many(x, n: int, level: float = 0.95) -> np.ndarray:
+    """:func:`wilson_interval` for an array of counts ``x`` out of ``n``: (len(x), 2)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p = np.asarray(x, dtype=float) / n
+    den = 1 + z**2 / n
+    centre = (p + z**2 / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / den
+    return np.column_stack([np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)])
+
+
+def jeffreys_many(x, n: int, level: float = 0.95) -> np.ndarray:
+    """:func:`jeffreys_interval` for an array of counts ``x`` out of ``n``: (len(x), 2)."""
+    from scipy.special import betaincinv
+
+    x = np.asarray(x, dtype=float)
+    a = (1 - level) / 2
+    lo = np.where(x == 0, 0.0, betaincinv(x + 0.5, n - x + 0.5, a))
+    hi = np.where(x == n, 1.0, betaincinv(x + 0.5, n - x + 0.5, 1 - a))
+    return np.column_stack([lo, hi])
+
+
 # ---------------------------------------------------------------------------------------- tests
 def mcnemar_exact(n10: int, n01: int) -> tuple[float, float]:
     """(two-sided p, one-sided p for n10 > n01) of the exact McNemar test."""

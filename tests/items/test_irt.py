@@ -114,3 +114,20 @@ def test_pymc_collapsed_density_equals_the_integrated_full_model():
     diff_pymc = logp - model.compile_logp(jacobian=False)(pt2)
     diff_mine = mine(theta, 0.1, 1.1) - mine(theta2, -0.4, 0.7)
     assert diff_pymc == pytest.approx(diff_mine, abs=1e-8)
+
+
+def test_total_distribution_equals_simulation():
+    """The exact law of an item's total (Poisson-binomial DP integrated over b) = the frequencies of
+    totals of simulated items (200,000 items; within 4 binomial SEs per total)."""
+    from scipy.special import expit
+
+    theta, mu, sigma = np.array([1.0, 0.2, -0.4, -0.8]), -0.3, 1.1
+    d = ItemScores.from_long(long_frame(rasch_matrix(4, 10, seed=0)))
+    pi = irt.total_distribution(theta, mu, sigma, irt.sufficient(d))
+    assert pi.sum() == pytest.approx(1.0, abs=1e-12)
+    rng = np.random.default_rng(0)
+    n = 200_000
+    b = rng.normal(mu, sigma, n)
+    s = (rng.random((4, n)) < expit(theta[:, None] - b[None, :])).sum(axis=0)
+    freq = np.bincount(s, minlength=5) / n
+    assert np.all(np.abs(freq - pi) <= 4 * np.sqrt(pi * (1 - pi) / n))
