@@ -140,3 +140,26 @@ def order_tau_bound(significant: np.ndarray, means: np.ndarray) -> tuple[float, 
     p = len(ia)
     u = int(p - ordered.sum())
     return 1.0 - 2.0 * u / p, u, p
+
+
+def effective_units(data: ItemScores, a: int, b: int) -> tuple[float, str]:
+    """The number of items (clusters) informing the contrast ȳ_a − ȳ_b: the inverse Simpson index
+    ``(Σ v)² / Σ v²`` of the units' shares ``v_i = (d_i − d̄)²`` (clusters: ``v_g = (Σ_{i∈g} (d_i − d̄))²``)
+    of the paired variance of the contrast, d_i = y_ai − y_bi — the package's one definition of a
+    claim's own evidence (the effective number of comparisons informing its binding contrast). m
+    units sharing the variance equally give m; items both models score alike add ~0 (for 0/1 scores
+    n ≈ the discordant items). (n, what)."""
+    d = data.scores[a] - data.scores[b]
+    r = d - d.mean()
+    codes = data.cluster_codes
+    unit = "items"
+    if codes is not None:
+        r = np.bincount(codes, weights=r)
+        unit = "clusters"
+    v = r**2
+    total = v.sum()
+    if not total > 0:
+        return float(len(v)), f"{unit} (the contrast has no variance: all {len(v)})"
+    return float(total**2 / (v**2).sum()), f"effective {unit} informing the binding contrast " \
+                                             f"{data.models[a]} − {data.models[b]} (inverse Simpson index of " \
+                                             f"their shares of its paired variance)"

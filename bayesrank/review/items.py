@@ -18,7 +18,11 @@ non-member; as for pairwise data):
   changed) and of item drops (``drop``: an item removed for every model) that overturn the claim
   (some contrast ȳ_a ≤ ȳ_b), verified by recomputation; whole clusters when clustered. For a
   significant claim on 0/1 scores, also the exact smallest number that removes its significance.
-  Fractions are of the items (clusters) the claim's models scored — the claim's own evidence.
+  Fractions are of the claim's own evidence (``relative_to``): the effective number of items
+  (clusters) informing its binding contrast — the inverse Simpson index ``(Σv)²/Σv²`` of the units'
+  shares ``v_i = (d_i − d̄)²`` of the contrast's paired variance, the per-item form of the review's
+  definition for comparisons (≈ the discordant items for 0/1 scores); ``fraction_of_all`` is of all
+  the benchmark's items.
 
 ``order`` (the reported order holds, Kendall τ > 0.9): frequentist lower bound τ ≥ 1 − 2u/P from the
 simultaneous rank confidence sets (u pairs not significantly ordered as reported, of P); Bayesian
@@ -47,9 +51,12 @@ def items_rule(level: float, fragile_below: float) -> str:
             f"(intersection–union: p = the largest contrast p-value; two-sided for data-selected claims — top1, topk, "
             f"the default adjacent pairs — one-sided for a pre-specified A>B) AND the item-response model's posterior "
             f"probability of the claim is at least {level:g} (one-sided) or {1 - alpha / 2:g} (two-sided) AND no "
-            f"re-grade or item drop of fewer than {fragile_below:.2%} of the items the claim's models scored "
-            f"overturns it. The smallest overturning re-grades and drops are exact minima (a sort of the per-item "
-            f"contributions), each verified by recomputing the scores, so the whole range is searched. fragile: "
+            f"re-grade or item drop of fewer than {fragile_below:.2%} of the claim's evidence "
+            f"overturns it — the fraction is of the claim's own evidence: the effective number of items (clusters) "
+            f"informing its binding contrast, the inverse Simpson index of their shares of its paired variance (≈ the "
+            f"discordant items for 0/1 scores). The smallest overturning re-grades and drops are exact minima (a sort "
+            f"of the per-item contributions), each verified by recomputing the scores, so the whole range is searched. "
+            f"fragile: "
             f"supported, but such a perturbation exists. unsupported: the frequentist or the Bayesian answer does "
             f"not support it.")
 
@@ -64,8 +71,20 @@ def _smallest_fraction(pert: dict) -> float | None:
     return min(fr) if fr else None
 
 
+def _relative(entry: dict, relative: dict) -> dict:
+    """The entry's fraction against the claim's own evidence (``relative_to``, shared by the claim's
+    entries), beside the fraction of all the items (clusters) of the benchmark (``fraction_of_all``)."""
+    e = dict(entry)
+    e["fraction_of_all"] = e.get("fraction")
+    e["relative_to"] = relative
+    e["searched_to"] = e.get("budget_limit")
+    if e.get("budget") is not None:
+        e["fraction"] = e["budget"] / relative["n"]
+    return e
+
+
 def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_below: float, prespecified: bool):
-    from bayesrank.items.frequentist import order_tau_bound, pair_stats
+    from bayesrank.items.frequentist import effective_units, order_tau_bound, pair_stats
     from bayesrank.items.perturb import lose_significance, overturn
     from bayesrank.review.pairwise import claim_contrasts, margins, order_holds
 
@@ -108,14 +127,17 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
         hold = margins(bayes.draws, pairs) > 0
         bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
                "threshold": threshold}
+        n_eff, what = effective_units(data, int(t["a"].iloc[w]), int(t["b"].iloc[w]))
+        relative = {"what": what, "n": n_eff}
         if not holds:
             pert = _not_audited("the claim is false at the point estimate (some contrast ≤ 0)")
         else:
-            pert = {action: overturn(data, pairs, action) for action in ACTIONS}
+            pert = {action: _relative(overturn(data, pairs, action), relative) for action in ACTIONS}
         if not freq["supported"]:
             sig = _not_audited("not significant: no significance to lose")
         elif data.binary and data.clusters is None:
-            sig = {action: lose_significance(data, pairs, action, alpha, sided) for action in ACTIONS}
+            sig = {action: _relative(lose_significance(data, pairs, action, alpha, sided), relative)
+                   for action in ACTIONS}
         else:
             sig = _not_audited("not computed: the exact loss-of-significance minimum is implemented for the exact "
                                "McNemar test (0/1 scores without clusters)")

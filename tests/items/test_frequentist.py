@@ -100,3 +100,16 @@ def test_wilson_and_jeffreys_equal_statsmodels():
             proportion_confint(x, 90, 0.05, method="wilson"), rel=1e-12)
         jl, ju = proportion_confint(x, 90, 0.05, method="jeffreys")
         assert (t["jeffreys_lower"].iloc[m], t["jeffreys_upper"].iloc[m]) == pytest.approx((jl, ju), rel=1e-10)
+
+
+def test_effective_units_counts_the_informative_items():
+    from bayesrank.items.frequentist import effective_units
+
+    y = np.zeros((2, 100))
+    y[0, :10] = 1  # 10 items won by model 0, 90 concordant
+    n, what = effective_units(ItemScores.from_long(long_frame(y)), 0, 1)
+    # by hand: d̄ = 0.1; shares 0.81 (10 items) and 0.01 (90 items)
+    assert n == pytest.approx((10 * 0.81 + 90 * 0.01) ** 2 / (10 * 0.81**2 + 90 * 0.01**2))
+    assert 10 < n < 13  # ≈ the 10 discordant items (the 90 concordant ones add 0.01 each to the variance)
+    z = np.vstack([np.tile([1.0, 0.0], 50), np.tile([0.0, 1.0], 50)])  # every item informs equally
+    assert effective_units(ItemScores.from_long(long_frame(z)), 0, 1)[0] == pytest.approx(100)

@@ -43,7 +43,21 @@ def test_long_csv_one_command(tmp_path):
     flip = top["perturbation"]["flip"]
     lead = int(np.argmax(y.mean(axis=1)))
     gap = min(y[lead].sum() - y[b].sum() for b in range(6) if b != lead)
-    assert flip["budget"] == gap and flip["verified"] and flip["relative_to"]["n"] == 500
+    assert flip["budget"] == gap and flip["verified"]
+    # the fraction is of the claim's own evidence: the inverse Simpson index of the binding contrast's
+    # per-item variance shares (binding = the contrast with the largest two-sided McNemar p)
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    others = [b for b in range(6) if b != lead]
+    ps = [mcnemar([[0, int(((y[lead] == 1) & (y[b] == 0)).sum())], [int(((y[lead] == 0) & (y[b] == 1)).sum()), 0]],
+                  exact=True).pvalue for b in others]
+    b = others[int(np.argmax(ps))]
+    v = ((y[lead] - y[b]) - (y[lead] - y[b]).mean()) ** 2
+    n_eff = v.sum() ** 2 / (v**2).sum()
+    assert flip["relative_to"]["n"] == pytest.approx(n_eff, rel=1e-12)
+    assert flip["fraction"] == pytest.approx(gap / n_eff) and flip["fraction_of_all"] == pytest.approx(gap / 500)
+    discordant = int((y[lead] != y[b]).sum())
+    assert abs(n_eff - discordant) < 0.05 * discordant  # ≈ the discordant items
 
 
 def test_bad_input_exits_2(tmp_path, capsys):
