@@ -186,12 +186,14 @@ class BradleyTerry:
         ppc: bool = True,
         loo: bool = True,
         progress: bool = False,
+        target_accept: float | None = None,
     ) -> LeaderboardFit:
         """Fit with ``method`` in ``{"mle", "map", "laplace", "nuts", "bootstrap"}`` (see module doc).
 
         ``ci`` (mle): ``auto`` | ``fisher`` | ``sandwich``. ``failed`` (bootstrap): what to do with
         replicates that have no finite MLE — ``exclude`` them (default) or refit with ``ridge`` 1e-6;
-        either way they are counted in ``diagnostics``.
+        either way they are counted in ``diagnostics``. ``target_accept`` (nuts): NUTS's target
+        acceptance rate (PyMC's default 0.8 when None; higher = smaller steps, fewer divergences).
         """
         if method not in METHODS:
             raise InputError(f"method must be one of {METHODS}, got {method!r}")
@@ -202,7 +204,7 @@ class BradleyTerry:
             return self._fit_bootstrap(ties, n_boot, seed, failed, progress)
         if method in ("map", "laplace"):
             return self._fit_laplace(method, ties, draws, seed)
-        return self._fit_nuts(ties, draws, tune, chains, seed, sampler, ppc, loo, progress)
+        return self._fit_nuts(ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept)
 
     def _extra_names(self, ties):
         return ["log_nu"] if ties == "davidson" else []
@@ -274,11 +276,12 @@ class BradleyTerry:
         return self._result(method, ties, lf.theta, lf.cov, lf.theta - z * sd, lf.theta + z * sd, interval, diag,
                             extra=dict(lf.extra), **kw)
 
-    def _fit_nuts(self, ties, draws, tune, chains, seed, sampler, ppc, loo, progress):
+    def _fit_nuts(self, ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept=None):
         from bayesrank.bt.pymc_model import posterior_predictive_check, sample_nuts
 
         model = self.model_for(ties)
-        dt = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler, progressbar=progress)
+        dt = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler, progressbar=progress,
+                         target_accept=target_accept)
         k = len(self.players)
         th = dt.posterior["theta"].transpose("chain", "draw", "player").values.reshape(-1, k)
         a = (1 - self.level) / 2
@@ -300,7 +303,8 @@ class BradleyTerry:
         return self._result(
             "nuts", ties, th.mean(axis=0), np.cov(full.T), lo, hi, "equal-tailed credible", diag, extra=extra,
             draws=full, idata=dt, ppc=ppc_arrays,
-            settings={"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler},
+            settings={"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler,
+                      **({"target_accept": target_accept} if target_accept is not None else {})},
         )
 
 

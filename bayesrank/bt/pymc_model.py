@@ -216,8 +216,10 @@ def sample_nuts(
     sampler: str = "pymc",
     progressbar: bool = False,
     cores: int | None = None,
+    target_accept: float | None = None,
 ):
-    """NUTS draws as an ArviZ ``DataTree`` with a ``log_likelihood`` group (one entry per pair)."""
+    """NUTS draws as an ArviZ ``DataTree`` with a ``log_likelihood`` group (one entry per pair);
+    ``target_accept`` None keeps the sampler's default."""
     import pymc as pm
 
     from bayesrank._multiprocessing import pymc_mp_ctx
@@ -228,6 +230,8 @@ def sample_nuts(
             nuts_sampler=sampler, cores=cores if cores is not None else min(chains, 2),
             mp_ctx=pymc_mp_ctx(),  # forkserver once JAX's runtime started: forking it may deadlock
         )
+        if target_accept is not None:
+            kwargs["target_accept"] = float(target_accept)
         dt = pm.sample(**kwargs)
         if "log_likelihood" not in dt.children:
             dt = pm.compute_log_likelihood(dt, model=model, progressbar=False)

@@ -700,9 +700,11 @@ class StyleBT:
         )
 
     def fit(self, method: str = "mle", *, ci: str = "fisher", n_boot: int = 200, seed: int = 0, draws: int = 1000,
-            tune: int = 1000, chains: int = 4, sampler: str = "pymc", progress: bool = False, loo: bool = True):
+            tune: int = 1000, chains: int = 4, sampler: str = "pymc", progress: bool = False, loo: bool = True,
+            target_accept: float | None = None):
         """Fit with ``method`` in :data:`STYLE_METHODS` (see the class docstring); NUTS diagnostics
-        carry PSIS-LOO over battles unless ``loo=False``."""
+        carry PSIS-LOO over battles unless ``loo=False``; ``target_accept`` (nuts): NUTS's target
+        acceptance rate (the sampler's default when None)."""
         from bayesrank.protocol import Diagnostics
 
         if method not in STYLE_METHODS:
@@ -755,7 +757,7 @@ class StyleBT:
         from bayesrank.bt.pymc_model import sample_nuts
 
         dt = sample_nuts(self.model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler,
-                         progressbar=progress)
+                         progressbar=progress, target_accept=target_accept)
         k = self.data.n_players
         post = dt.posterior
         th = post["theta"].transpose("chain", "draw", "player").values.reshape(-1, k)

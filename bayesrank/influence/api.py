@@ -101,7 +101,8 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
           ties: str = "half", ridge: float = 0.0, ci_mode: str | None = None, ci_ratio: float | None = None,
           tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
           min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
-          seed: int = 0, progress=None) -> AuditReport:
+          seed: int = 0, progress=None, step_cap: int | None = None, fill_steps: bool | None = None,
+          stop_early: bool = True) -> AuditReport:
     """Audit ``objective`` under each action type: greedy influence-ranked actions, every break
     verified by an exact cold-start refit.
 
@@ -118,7 +119,9 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     (CI objectives): ``inflate`` (default for drop/flip) or ``reduce`` (default for adds).
     ``robustness``: also run the audits behind R_top1, R_tau and R_CI (:mod:`.robustness`).
     ``certify S`` (small data): exhaustive refits of every action set of up to S matches below each
-    greedy budget. ``budget``: matches per audit (default 5% of N).
+    greedy budget. ``budget``: matches per audit (default 5% of N). ``step_cap``, ``fill_steps``,
+    ``stop_early``: the greedy loop's step size cap, step filling and linear early stop
+    (:func:`~bayesrank.influence.greedy.greedy_audit`; defaults there).
     """
     from bayesrank.influence.baselines import certify_budget
     from bayesrank.influence.greedy import greedy_audit
@@ -156,7 +159,8 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                     jobs.append((name, kind, canonical_objective(name, state)))
     audits, scored = {}, []
     for n, (name, kind, obj) in enumerate(jobs):
-        res = greedy_audit(state, obj, kind, budget=budget, seed=seed)
+        res = greedy_audit(state, obj, kind, budget=budget, seed=seed, step_cap=step_cap, fill_steps=fill_steps,
+                           stop_early=stop_early)
         if certify is not None:
             res.certified = certify_budget(state, obj, res, certify)
         if name is None:

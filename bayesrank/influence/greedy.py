@@ -229,11 +229,14 @@ def greedy_audit(
     fill_steps: bool | None = None,
     seed: int = 0,
     lookahead: int = 16,
+    stop_early: bool = True,
 ) -> AuditResult:
     """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc).
     ``fill_steps`` (default: only when N > 50,000) fills a step with several cells; ``seed`` drives
     the outcomes of ``add_sampled`` (:class:`OutcomeStream`; unused by the other actions);
-    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`look_ahead`)."""
+    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`look_ahead`);
+    ``stop_early=False`` runs to the budget even where :func:`early_stop` would allow a stop (a
+    caller that states "none found within the budget" needs the whole range searched)."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action type {kind!r}; expected one of {ACTION_TYPES} or remove-player")
     t0 = time.perf_counter()
@@ -283,7 +286,7 @@ def greedy_audit(
         if not score[best] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
-        if early_stop(objective) and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
+        if stop_early and early_stop(objective) and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
             reason = (f"not broken; stopped early (heuristic): at the best remaining rate per match the "
                       f"{budget - used:g} matches left would close less than a tenth of the remaining margin")
             break

@@ -10,32 +10,58 @@ def _p(v) -> str:
     return f"{v:.2g}" if v is not None else "–"
 
 
+def _pct(v) -> str:
+    return f"{100 * v:.3g}%"
+
+
 def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict: str, level: float) -> str:
     """Why the verdict: the failing answer(s) for ``unsupported``; the smallest verified perturbation
-    for ``fragile``; the smallest one found (or none) for ``supported``."""
+    for ``fragile`` (as a share of the claim's evidence, ``relative_to``); how far the greedy audit
+    searched for ``supported`` and ``not searched``; the posterior for ``not converged``."""
     parts = []
     sig = frequentist.get("supported")
     p = frequentist.get("p_value")
-    parts.append(("significant" if sig else "not significant") + (f" (p = {_p(p)})" if p is not None else
+    sided = f"{frequentist['sided']} " if frequentist.get("sided") else ""
+    parts.append(("significant" if sig else "not significant") + (f" ({sided}p = {_p(p)})" if p is not None else
                                                                    f" ({frequentist.get('interval', 'interval')})"))
     if bayesian and bayesian.get("probability") is not None:
         prob = bayesian["probability"]
-        parts.append(f"P(claim) = {prob:.3f}" + ("" if prob >= level else f" < {level:g}"))
+        thr = bayesian.get("threshold", level)
+        parts.append(f"P(claim) = {prob:.3f}" + ("" if prob >= thr else f" < {thr:.3g}"))
+        if verdict == "not converged":
+            parts.append(f"the {bayesian.get('method', 'posterior')} posterior did not converge")
     found = [(a, d) for a, d in perturbation.items() if d.get("broken") and d.get("verified")]
+    rel = next((d["relative_to"] for d in perturbation.values() if d.get("relative_to")), None)
+    audited = set(perturbation) <= {"drop", "flip", "add"}  # greedy audits (else: observed changes of estimator, ...)
+    of = ""
+    if rel and "unit" not in rel:  # a count of units named by ``what`` (per-item results)
+        of = f" of the {rel['n']:,.0f} {rel['what']}"
+    elif rel:
+        of = (f" of the claim's {rel['n']:,.0f} effective {rel['unit']}" if audited
+              else f" of {rel['n']:,.0f} {rel['unit']}")
     if found:
         a, d = min(found, key=lambda x: x[1]["fraction"])
         verb = {"drop": "dropping", "flip": "flipping", "add": "adding"}.get(a)
         what = d.get("what") or (f"{verb} {d['budget']:,} comparisons" if verb else f"{d['budget']} {a} change(s)")
-        parts.append(f"overturned by {what} ({100 * d['fraction']:.3g}%)")
-    elif perturbation:
-        parts.append("no verified overturning perturbation within the budget")
+        parts.append(f"overturned by {what} ({_pct(d['fraction'])}{of})")
+    elif perturbation and (not audited or any(d.get("exact") for d in perturbation.values())):
+        # not a greedy search (configurations, estimators) or an exact minimum (per-item results): its own words
+        parts.extend(dict.fromkeys(str(d.get("reason")) for d in perturbation.values() if d.get("reason")))
+    elif perturbation and any(d.get("broken") is not None for d in perturbation.values()):
+        reached = [d.get("searched_to") for d in perturbation.values() if d.get("broken") is not None]
+        low = min((r for r in reached if r is not None), default=None)
+        if rel and low is not None and rel["n"] > 0:
+            parts.append(f"none found by the greedy audit within {low:,.0f} ({_pct(low / rel['n'])}{of})")
+        else:
+            parts.append("no verified overturning perturbation within the budget")
     return "; ".join(parts)
 
 
 @dataclass
 class ClaimAnswer:
     """``claim`` (a :class:`~bayesrank.review.claims.Claim`), the three answers, the verdict, notes,
-    kind-specific fields (``extra``: the group of a confidence claim, ...) and, for pairwise claims,
+    kind-specific fields (``extra``: the group of a confidence claim, ...), ``relative_to`` (the
+    claim's evidence, :mod:`bayesrank.review.evidence`) and, for pairwise claims,
     ``significance_perturbation``: per action, the smallest verified perturbation that removes the
     claim's significance (same fields as ``perturbation``; None where the kind has none)."""
 
@@ -48,6 +74,7 @@ class ClaimAnswer:
     notes: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
     significance_perturbation: dict | None = None
+    relative_to: dict | None = None
 
     @property
     def reason(self) -> str:
@@ -55,9 +82,14 @@ class ClaimAnswer:
 
     def to_dict(self) -> dict:
         d = {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict, "reason": self.reason}
+        if getattr(self.claim, "sided", None):
+            d["sided"] = self.claim.sided
+            d["selected"] = bool(self.claim.selected)
         if getattr(self.claim, "benchmark", None):
             d["benchmark"] = self.claim.benchmark
         d.update(self.extra)
+        if self.relative_to is not None:
+            d["relative_to"] = self.relative_to
         d.update(frequentist=self.frequentist, bayesian=self.bayesian, perturbation=self.perturbation)
         if self.significance_perturbation is not None:
             d["significance_perturbation"] = self.significance_perturbation

@@ -14,6 +14,12 @@ claim           holds when (margin > 0)                                         
 Per-item benchmark results (``items``): the same claims about mean scores (``bayesrank.review.items``).
 Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Confidence records: ``verbal-better``
 (verbal confidence is better calibrated than token probability: g = CE(verbal) − CE(token) < 0).
+
+A claim is *data-selected* (``selected=True``: tested two-sided, :mod:`bayesrank.review.verdict`)
+when the data chose what it asserts — ``top1``, ``topk:K`` and ``order`` always (the leader, the
+top set and the order are the fitted ones), the default claims (adjacent pairs in the fitted
+order; a grid's best vs second best) — and *pre-specified* (one-sided) when the user named it
+with its direction (``--claim A>B``, ``A>B@X``, ``verbal-better``).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ KINDS = ("pairwise", "judges", "grid", "confidence", "items")
 
 @dataclass(frozen=True)
 class Claim:
-    """One parsed claim. ``kind``: top1 | topk | pair | order | verbal-better."""
+    """One parsed claim. ``kind``: top1 | topk | pair | order | verbal-better; ``selected``: chosen by
+    the data (two-sided) rather than named in advance (one-sided)."""
 
     text: str
     kind: str
@@ -39,6 +46,12 @@ class Claim:
     a: str | None = None
     b: str | None = None
     benchmark: str | None = None
+    selected: bool = False
+
+    @property
+    def sided(self) -> str:
+        """``two-sided`` for a data-selected claim, ``one-sided`` for a pre-specified one."""
+        return "two-sided" if self.selected else "one-sided"
 
     @property
     def objective(self) -> str:
@@ -69,7 +82,7 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
         a, b = split_pair_claim(body, players)
         return Claim(t, "pair", a=a, b=b, benchmark=bench or None)
     if t == "top1":
-        return Claim(t, "top1", k=1)
+        return Claim(t, "top1", k=1, selected=True)
     if t.startswith("topk:"):
         try:
             k = int(t.split(":", 1)[1])
@@ -78,9 +91,9 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
         n = None if players is None else len(players)
         if k < 1 or (n is not None and k >= n):
             raise InputError(f"claim {text!r}: K must be between 1 and {(n or 2) - 1} (number of players − 1)")
-        return Claim(t, "topk", k=k)
+        return Claim(t, "topk", k=k, selected=True)
     if t == "order":
-        return Claim(t, "order")
+        return Claim(t, "order", selected=True)
     if ">" in t:
         a, b = split_pair_claim(t, players)
         if a == b:
@@ -90,13 +103,14 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
 
 
 def default_claims(ranking: list[str]) -> list[Claim]:
-    """top1, topk:3 (topk:5 with ≥ 20 players) and each adjacent pair in the top 5 (in the reported order)."""
+    """top1, topk:3 (topk:5 with ≥ 20 players) and each adjacent pair in the top 5 (in the reported
+    order) — all data-selected."""
     n = len(ranking)
-    out = [Claim("top1", "top1", k=1)]
+    out = [Claim("top1", "top1", k=1, selected=True)]
     k = 5 if n >= 20 else 3
     if k < n:
-        out.append(Claim(f"topk:{k}", "topk", k=k))
+        out.append(Claim(f"topk:{k}", "topk", k=k, selected=True))
     for i in range(min(5, n) - 1):
         a, b = ranking[i], ranking[i + 1]
-        out.append(Claim(f"{a}>{b}", "pair", a=a, b=b))
+        out.append(Claim(f"{a}>{b}", "pair", a=a, b=b, selected=True))
     return out

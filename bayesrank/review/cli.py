@@ -5,8 +5,8 @@ perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
         [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
         [--fast] [--seed N] [--level L]
 
-Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported) or ``fragile``
-(some claim is fragile or unsupported).
+Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported or not converged)
+or ``fragile`` (some claim is not supported: fragile, not searched, unsupported or not converged).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from bayesrank.cli_args import add_data_args
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
 KINDS = ("pairwise", "judges", "grid", "confidence", "items")
+# --fail-on: the verdicts that meet it (a claim without a verdict, "not converged", fails both gates)
+FAILING = {"unsupported": {"unsupported", "not converged"},
+           "fragile": {"fragile", "not searched", "unsupported", "not converged"}}
 
 
 def register(sub) -> None:
@@ -32,8 +35,11 @@ def register(sub) -> None:
     p.add_argument("--level", type=float, default=0.95, help="level of every interval and test (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--fragile-below", type=float, default=0.01, metavar="FRACTION",
-                   help="a supported claim overturned by fewer than this fraction of comparisons is fragile (0.01)")
-    p.add_argument("--budget", type=int, default=None, help="audit budget in comparisons (default 5%% of them)")
+                   help="a supported claim overturned by fewer than this fraction of its evidence (the effective "
+                        "comparisons informing it) is fragile (0.01)")
+    p.add_argument("--budget", type=int, default=None,
+                   help="audit budget per claim and action in comparisons (default: max(5%%, --fragile-below) of the "
+                        "claim's evidence); below --fragile-below of it a claim without a witness is 'not searched'")
     p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
@@ -52,7 +58,8 @@ def register(sub) -> None:
     g.add_argument("--models", default=None, help="comma-separated players to keep")
     g.add_argument("--benchmarks", default=None, help="comma-separated benchmarks to keep")
     p.add_argument("--fail-on", default=None, choices=("fragile", "unsupported"),
-                   help="exit with code 1 if a claim is unsupported (or fragile or unsupported)")
+                   help="exit with code 1 if a claim is unsupported or not converged (fragile: any verdict but "
+                        "supported)")
     p.set_defaults(func=run)
 
 
@@ -70,7 +77,8 @@ def claims_table(report):
         perturbation_lines,
     )
 
-    colour = {"supported": "green", "fragile": "yellow", "unsupported": "red"}
+    colour = {"supported": "green", "fragile": "yellow", "unsupported": "red", "not searched": "blue",
+              "not converged": "magenta"}
     actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
     t = Table(title="claims and verdicts", show_lines=True)
@@ -139,7 +147,7 @@ def run(args) -> int:
         report.to_json(args.json)
         out.print(f"wrote {args.json}")
     verdicts = set(table["verdict"])
-    failing = {"unsupported"} if args.fail_on == "unsupported" else {"fragile", "unsupported"} if args.fail_on else set()
+    failing = FAILING.get(args.fail_on, set())
     if verdicts & failing:
         out.print(f"[bold red]--fail-on {args.fail_on}:[/] {sum(table['verdict'].isin(failing))} claim(s) met it")
         return EXIT_FAIL_ON

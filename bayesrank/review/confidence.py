@@ -1,24 +1,28 @@
 """Confidence records: "verbal confidence is better calibrated than token probability".
 
 Per group (a model × dataset, or a prompt variant) the signed gap ``g = CE(verbal) − CE(token)``
-(negative: verbal better calibrated) from ``bayesrank.calibration``, for the primary estimator
-(the first of ``estimators``, ECE by default) and every other one:
+(negative: verbal better calibrated) from ``bayesrank.calibration``, for the deciding estimator
+(the first of ``estimators``: Kumar et al.'s debiased squared error ``ece2_debiased``) and every
+other one. "verbal-better" is named in advance with its direction, so its test is one-sided:
 
-* **frequentist**: the paired-bootstrap interval of g for the primary estimator; the claim is
-  supported when its upper bound is below 0;
-* **Bayesian**: the posterior probability P(g < 0) of the same functional;
+* **frequentist** (decides): the paired bootstrap of g for the deciding estimator; the claim is
+  supported when the one-sided ``level`` upper bound of g (the upper end of the two-sided
+  ``2·level − 1`` interval) is below 0. ``ece2_debiased`` decides because its interval covers near
+  calibration (95.6% over 1,500 replications where one signal is nearly calibrated), where the
+  binned ECE's and KS's gap intervals under-cover (87% / 86%: |·| of a near-zero bin residual is
+  biased upwards; docs/calibration.md);
+* **Bayesian** (reported, does not decide): the posterior probability P(g < 0) of the binned-ECE
+  functional. The debiased squared error has no posterior (a posterior draw has no label noise to
+  debias, docs/calibration.md), and the ECE functional's posterior is biased upwards near
+  calibration like its plug-in: letting it decide would reintroduce the bias the deciding
+  estimator removes. A note says when it disagrees;
 * **perturbation**: a change of estimator (the protocol axis a reader can change without new data):
   the estimators whose plug-in gap is ≥ 0 reverse the claim (``budget`` = how many, ``fraction`` =
   their share, ``verified`` — computed on the same records).
 
-ECE's gap interval under-covers when one signal is nearly calibrated (|·| of a near-zero bin
-residual is biased upwards; docs/calibration.md); Kumar et al.'s debiased squared error
-``ece2_debiased`` keeps its coverage there, so its interval is reported beside the primary one and a
-note says when the two disagree about the claim.
-
-Verdict: ``unsupported`` if the frequentist or the Bayesian answer does not support the claim;
-``fragile`` if supported but another estimator reverses its sign; ``supported`` otherwise.
-The protocol card of every gap is shown with its unspecified fields flagged.
+Verdict: ``unsupported`` if the frequentist answer does not support the claim; ``fragile`` if
+supported but another estimator reverses its sign; ``supported`` otherwise. The protocol card of
+every gap is shown with its unspecified fields flagged.
 """
 
 from __future__ import annotations
@@ -32,14 +36,16 @@ from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.report import ReviewReport, Section
 
-ESTIMATORS = ("ece", "kde", "ks", "smece", "ece2_debiased")  # the last: bootstrap only (no posterior)
+ESTIMATORS = ("ece2_debiased", "ece", "kde", "ks", "smece")  # the first decides (bootstrap only, no posterior)
+POSTERIOR_ESTIMATOR = "ece"  # the functional whose posterior is reported beside the deciding interval
 
 
 def confidence_rule(level: float, primary: str) -> str:
-    return (f"verbal-better claims: supported when the {level:.0%} paired-bootstrap interval of "
-            f"g = CE(verbal) − CE(token) ({primary}) lies below 0 AND the posterior P(g < 0) is at least {level:.2f} "
-            f"AND no other estimator gives g ≥ 0; fragile: supported, but another estimator reverses the sign; "
-            f"unsupported: otherwise.")
+    return (f"verbal-better claims (named in advance: one-sided): supported when the one-sided {level:.0%} "
+            f"paired-bootstrap upper bound of g = CE(verbal) − CE(token) ({primary}, whose interval covers near "
+            f"calibration) lies below 0 AND no other estimator gives g ≥ 0; fragile: supported, but another "
+            f"estimator reverses the sign; unsupported: otherwise. The posterior P(g < 0) of the binned ECE is "
+            f"reported beside it and does not decide (no posterior of the debiased error exists).")
 
 
 def load_records(path: Path):
@@ -74,9 +80,10 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     say("reading confidence records")
     records, by = load_records(Path(path))
     say("calibration gaps, bootstrap" + ("" if fast else " and posterior"))
+    interval_level = 2 * level - 1  # its upper end is the one-sided `level` bound
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProtocolWarning)
-        report = analyze(records, by=by, estimators=list(estimators), n_boot=n_boot, level=level, seed=seed,
+        report = analyze(records, by=by, estimators=list(estimators), n_boot=n_boot, level=interval_level, seed=seed,
                          posterior=not fast, posterior_kwargs={"draws": draws, "tune": draws})
     protocol_notes = sorted({str(w.message) for w in caught if issubclass(w.category, ProtocolWarning)})
     gaps = report.table()
@@ -85,31 +92,32 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     for key, g in gaps.groupby(by, sort=False) if by else [(("all",), gaps)]:
         name = "|".join(map(str, key if isinstance(key, tuple) else (key,)))
         row = g[g["estimator"] == primary].iloc[0]
-        freq = {"estimate": float(row["gap"]), "lower": float(row["gap_lower"]), "upper": float(row["gap_upper"]),
-                "p_value": None, "supported": bool(row["gap_upper"] < 0),
-                "interval": f"paired bootstrap ({n_boot} resamples), {primary}"}
-        p_neg = row.get("p_gap_negative")
+        freq = {"estimate": float(row["gap"]), "lower": None, "upper": float(row["gap_upper"]),
+                "p_value": None, "supported": bool(row["gap_upper"] < 0), "sided": "one-sided",
+                "interval": f"paired bootstrap ({n_boot} resamples), {primary}: one-sided {level:.0%} upper bound",
+                "intervals": {r.estimator: [None, float(r.gap_upper)] for r in g.itertuples()},
+                "supported_by": {r.estimator: bool(r.gap_upper < 0) for r in g.itertuples()}}
+        post = g[g["estimator"] == POSTERIOR_ESTIMATOR]
+        p_neg = post["p_gap_negative"].iloc[0] if len(post) else None
         bay = None if fast or p_neg is None or not np.isfinite(p_neg) else {
-            "probability": float(p_neg), "method": f"gap posterior ({primary})"}
+            "probability": float(p_neg), "method": f"gap posterior ({POSTERIOR_ESTIMATOR}; reported, does not decide)",
+            "threshold": level, "decides": False}
         others = g[g["estimator"] != primary]
         rev = others[others["gap"] >= 0]
+        rel = {"what": "other estimators of the gap", "n": float(len(others)), "unit": "estimators"}
+        frac = float(len(rev) / len(others)) if len(others) else None
         pert = {"estimator": {
-            "broken": bool(len(rev) > 0), "budget": int(len(rev)),
-            "fraction": float(len(rev) / len(others)) if len(others) else None, "verified": True,
+            "broken": bool(len(rev) > 0), "budget": int(len(rev)), "fraction": frac, "fraction_of_all": frac,
+            "relative_to": rel, "searched_to": float(len(others)), "verified": True,
             "reason": f"{len(rev)} of {len(others)} other estimators give g ≥ 0",
             "actions": [{"estimator": r.estimator, "gap": float(r.gap), "lower": float(r.gap_lower), "upper": float(r.gap_upper)}
                         for r in rev.itertuples()]}}
         notes = []
-        deb = g[g["estimator"] == "ece2_debiased"]
-        if primary != "ece2_debiased" and len(deb):
-            d = deb.iloc[0]
-            freq["debiased"] = {"estimator": "ece2_debiased", "estimate": float(d["gap"]), "lower": float(d["gap_lower"]),
-                                "upper": float(d["gap_upper"]), "supported": bool(d["gap_upper"] < 0)}
-            if freq["debiased"]["supported"] != freq["supported"]:
-                notes.append(f"the debiased squared-error gap (ece2_debiased, valid near calibration) "
-                             f"{'supports' if freq['debiased']['supported'] else 'does not support'} the claim: "
-                             f"[{d['gap_lower']:.4g}, {d['gap_upper']:.4g}]")
-        if not freq["supported"] or (bay is not None and bay["probability"] < level):
+        if bay is not None and (bay["probability"] >= level) != freq["supported"]:
+            notes.append(f"the {POSTERIOR_ESTIMATOR} gap posterior (P(g < 0) = {bay['probability']:.3f}) "
+                         f"{'supports' if bay['probability'] >= level else 'does not support'} the claim; it does not "
+                         f"decide (biased near calibration, like the plug-in ECE)")
+        if not freq["supported"]:
             v = "unsupported"
         elif len(rev):
             v = "fragile"
@@ -117,7 +125,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
             v = "supported"
         text = f"verbal-better [{name}]"
         answers.append(ClaimAnswer(type(claim)(text, claim.kind), freq, bay, pert, v, level, notes,
-                                   extra={"group": name}))
+                                   extra={"group": name}, relative_to=rel))
     cards = report.cards()
     figures = []
     from bayesrank.calibration.plots import reliability_diagrams
@@ -128,9 +136,10 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
                         lambda g=g, label=label: reliability_diagrams(g["verbal"], g["token"], g["correct"], title=label),
                         None))
     secs = [Section("gaps", "Calibration gaps g = CE(verbal) − CE(token)",
-                    text=["Negative g: verbal confidence better calibrated. Bootstrap intervals are paired (items "
-                          "resampled with both readouts)" + ("." if fast else "; posterior columns from the gap "
-                                                                               "posterior of the same functional.")],
+                    text=[f"Negative g: verbal confidence better calibrated. Bootstrap intervals are paired (items "
+                          f"resampled with both readouts), two-sided at {interval_level:.0%}: their upper ends are "
+                          f"the one-sided {level:.0%} bounds the claims use" + ("." if fast else
+                          "; posterior columns from the gap posterior of the same functional.")],
                     tables=[("gap per group and estimator", gaps)], figures=figures[:6],
                     data={"gaps": gaps.to_dict(orient="records")}),
             Section("protocol", "Protocol cards (unspecified fields flagged)",
@@ -139,6 +148,9 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     parts = {"calibration": report.diagnostics}
     rep = appendix(path, len(records), records.exclusions.to_dict(), seed, command)
     title = f"Review of {Path(path).name}: verbal vs token calibration in {len(answers)} group(s)"
+    from bayesrank.review.joint import joint_statement
+
     return ReviewReport(kind="confidence", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, parts=parts, notes=protocol_notes,
-                        custom_rule=confidence_rule(level, primary), results={"calibration": report, "records": records})
+                        custom_rule=confidence_rule(level, primary), results={"calibration": report, "records": records},
+                        joint=joint_statement(answers, level))

@@ -12,7 +12,9 @@ key            fit
                with ridge 1/σ², covariance = inverse Hessian; equal to the PyMC path for half ties, tested;
                with Davidson ties the twin leaves the tie parameter unpenalised, the PyMC model gives it a
                weak prior)
-``nuts``       NUTS posterior (not with ``fast`` or ``nuts=False``)
+``nuts``       NUTS posterior (not with ``fast`` or ``nuts=False``); re-run once with 4× the tuning
+               steps and ``target_accept`` 0.95 when it fails its convergence checks (R-hat, ESS,
+               divergences). If it still fails, the claims it answers get the verdict ``not converged``.
 =============  ====================================================================================
 """
 
@@ -45,8 +47,29 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
         step("map", lambda: bt.fit("map"))
         step("laplace", lambda: bt.fit("laplace", seed=seed))
         if nuts:
-            step("nuts", lambda: bt.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed))
+            step("nuts", lambda: nuts_fit(bt, draws=draws, chains=chains, seed=seed, progress=progress))
     return fits
+
+
+RETRY_TUNE_FACTOR = 4
+RETRY_TARGET_ACCEPT = 0.95
+
+
+def nuts_fit(model, *, draws: int, chains: int, seed: int, progress=None, **kw):
+    """NUTS on ``model`` (``BradleyTerry`` or ``StyleBT``: ``.fit("nuts", ...)``), re-run once with
+    more tuning and a higher target acceptance when the first run fails its convergence checks; the
+    first run's diagnostics are kept in ``settings["rerun"]``."""
+    fit = model.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed, **kw)
+    if fit.diagnostics.converged:
+        return fit
+    if progress:
+        progress("NUTS did not converge: re-running with more tuning")
+    first = fit.diagnostics.line()
+    fit = model.fit("nuts", draws=draws, tune=RETRY_TUNE_FACTOR * draws, chains=chains, seed=seed,
+                    target_accept=RETRY_TARGET_ACCEPT, **kw)
+    fit.settings["rerun"] = {"first_run": first, "tune": RETRY_TUNE_FACTOR * draws,
+                             "target_accept": RETRY_TARGET_ACCEPT, "converged": bool(fit.diagnostics.converged)}
+    return fit
 
 
 def laplace_twin(bt, seed: int = 0, draws: int = 2000):

@@ -5,9 +5,12 @@ configurations where both were scored (``bayesrank.configflip``):
 
 * **frequentist**: the configurations are a sample of reasonable ways to run the benchmark; the
   claim is that A's mean score over them exceeds B's: paired t-test of ``d_c`` (estimate = mean
-  ``d``, t interval, directional p-value ``min(1, 2·P(T > t))``; C ≥ 3 needed);
+  ``d``; C ≥ 3 needed), one-sided for a claim named in advance (``--claim A>B@X``: interval
+  ``[mean − t_{level}·se, ∞)``, p = P(T > t)), two-sided for the default claims (best vs second
+  best, read off the data: t interval, directional p-value ``min(1, 2·P(T > t))``);
 * **Bayesian**: from the flip posterior's draws of the cell abilities η (hierarchical PyMC model,
-  or its no-pooling normal twin with ``fast``), P(mean_c (η_A,c − η_B,c) > 0); the share of
+  or its no-pooling normal twin with ``fast``), P(mean_c (η_A,c − η_B,c) > 0) against the
+  threshold of the claim's level (``level`` one-sided, ``(1 + level)/2`` two-sided); the share of
   draws in which A is ahead in *every* configuration is shown beside it;
 * **perturbation**: a change of configuration. ``budget`` = the number of configurations in which
   B scores at least as high as A (observed, so ``verified``), ``fraction`` = that share of the C
@@ -31,10 +34,15 @@ LM_EVAL_RENAMES = {"task": "benchmark", "value": "score"}
 
 
 def grid_rule(level: float) -> str:
+    from bayesrank.review.verdict import ONE_SIDED, TWO_SIDED, probability_threshold
+
     return (f"grid claims A>B@X: supported when the paired t-test of A's minus B's score over the configurations "
-            f"rejects at the {level:.0%} level in A's favour AND the posterior probability that A's mean over "
-            f"configurations is higher is at least {level:.2f} AND no configuration reverses or ties it; fragile: "
-            f"supported, but some configuration reverses or ties it; unsupported: otherwise.")
+            f"rejects at the {level:.0%} level in A's favour (one-sided for a claim named in advance, two-sided for "
+            f"the default best-vs-second claims read off the data) AND the posterior probability that A's mean over "
+            f"configurations is higher reaches the same level ({probability_threshold(level, ONE_SIDED):.3g} "
+            f"one-sided, {probability_threshold(level, TWO_SIDED):.3g} two-sided) AND no configuration reverses or "
+            f"ties it; fragile: supported, but some configuration reverses or ties it; not converged: the flip "
+            f"posterior failed its convergence checks; unsupported: otherwise.")
 
 
 def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None):
@@ -99,21 +107,26 @@ def _pair_differences(grid, benchmark, a, b) -> pd.Series:
     return d
 
 
-def frequentist_grid(d: pd.Series, level: float) -> dict:
+def frequentist_grid(d: pd.Series, level: float, sided: str = "two-sided") -> dict:
     from scipy import stats
+
+    from bayesrank.review.verdict import ONE_SIDED
 
     c = len(d)
     if c < 3:
         return {"estimate": float(d.mean()) if c else None, "lower": None, "upper": None, "p_value": None,
-                "supported": False, "interval": "paired t over configurations (needs ≥ 3)", "n_configs": c}
-    t = stats.ttest_1samp(d.to_numpy(), 0.0)
+                "supported": False, "sided": sided, "interval": "paired t over configurations (needs ≥ 3)",
+                "n_configs": c}
     se = float(d.std(ddof=1) / np.sqrt(c))
-    q = float(stats.t.ppf(0.5 + level / 2, c - 1))
     est = float(d.mean())
-    p = 1.0 if est <= 0 else min(1.0, float(t.pvalue))
-    lower, upper = est - q * se, est + q * se
+    tstat = est / se if se > 0 else np.sign(est) * np.inf
+    one = sided == ONE_SIDED
+    q = float(stats.t.ppf(level if one else 0.5 + level / 2, c - 1))
+    tail = float(stats.t.sf(tstat, c - 1))
+    p = tail if one else min(1.0, 2 * tail)
+    lower, upper = est - q * se, (None if one else est + q * se)
     return {"estimate": est, "lower": lower, "upper": upper, "p_value": p, "supported": bool(lower > 0),
-            "interval": f"paired t over {c} configurations", "n_configs": c}
+            "sided": sided, "interval": f"paired t over {c} configurations", "n_configs": c}
 
 
 def bayesian_grid(flip, a: str, b: str, configs) -> dict:
@@ -147,14 +160,15 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
         expanded = []
         for c in parsed:
             for bench in ([c.benchmark] if c.benchmark else list(res.results)):
-                expanded.append(Claim(f"{c.a}>{c.b}@{bench}", "pair", a=c.a, b=c.b, benchmark=bench))
+                expanded.append(Claim(f"{c.a}>{c.b}@{bench}", "pair", a=c.a, b=c.b, benchmark=bench,
+                                      selected=c.selected))
         parsed = expanded
     else:  # best vs second best by mean score on each benchmark
         parsed = []
         for bench in list(res.results)[:10]:
             means = grid.wide(bench).mean(axis=0).sort_values(ascending=False)
             a, b = str(means.index[0]), str(means.index[1])
-            parsed.append(Claim(f"{a}>{b}@{bench}", "pair", a=a, b=b, benchmark=bench))
+            parsed.append(Claim(f"{a}>{b}@{bench}", "pair", a=a, b=b, benchmark=bench, selected=True))
     posteriors, parts = {}, {"configflip": res.diagnostics}
     for bench in dict.fromkeys(c.benchmark for c in parsed):
         say(f"flip posterior: {bench}")
@@ -163,27 +177,40 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
         posteriors[bench] = fp.fit(method="mle" if fast else "nuts", random_seed=seed, **kw)
         if not fast:
             parts[f"flip posterior {bench}"] = posteriors[bench].diagnostics
+    from bayesrank.review.joint import joint_statement
+    from bayesrank.review.pairwise import disagreement
+    from bayesrank.review.verdict import probability_threshold
+
     answers = []
     for c in parsed:
         d = _pair_differences(grid, c.benchmark, c.a, c.b)
-        freq = frequentist_grid(d, level)
+        freq = frequentist_grid(d, level, c.sided)
         bay = bayesian_grid(posteriors[c.benchmark], c.a, c.b, list(d.index))
+        bay["threshold"] = probability_threshold(level, c.sided)
+        bay["converged"] = bool(fast or posteriors[c.benchmark].diagnostics.converged)
         reversed_in = d[d <= 0]
+        rel = {"what": "configurations in which both players were scored", "n": float(len(d)), "unit": "configurations"}
+        frac = float(len(reversed_in) / len(d)) if len(d) else None
         pert = {"configuration": {
-            "broken": bool(len(reversed_in) > 0), "budget": int(len(reversed_in)),
-            "fraction": float(len(reversed_in) / len(d)) if len(d) else None, "verified": True,
+            "broken": bool(len(reversed_in) > 0), "budget": int(len(reversed_in)), "fraction": frac,
+            "fraction_of_all": frac, "relative_to": rel, "searched_to": float(len(d)), "verified": True,
             "reason": f"{len(reversed_in)} of {len(d)} configurations reverse or tie the claim (observed scores)",
             "actions": [{"config": str(cfg), "difference": float(v)} for cfg, v in reversed_in.items()]}}
-        if not freq["supported"] or bay["probability"] < level:
+        if not freq["supported"]:
+            v = "unsupported"
+        elif not bay["converged"]:
+            v = "not converged"
+        elif bay["probability"] < bay["threshold"]:
             v = "unsupported"
         elif len(reversed_in):
             v = "fragile"
         else:
             v = "supported"
         notes = []
-        if freq["supported"] != (bay["probability"] >= level):
-            notes.append("the frequentist and the Bayesian answers disagree")
-        answers.append(ClaimAnswer(c, freq, bay, pert, v, level, notes))
+        note = disagreement(freq, bay)
+        if note:
+            notes.append(note)
+        answers.append(ClaimAnswer(c, freq, bay, pert, v, level, notes, relative_to=rel))
     # evidence
     paired = None
     if grid.items is not None:
@@ -241,4 +268,5 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
     rep = appendix(path, len(rows), res.excluded.to_dict(), seed, command)
     title = f"Review of {path.name}: {len(answers)} claims on {len(res.results)} benchmark(s)"
     return ReviewReport(kind="grid", title=title, level=level, fragile_below=fragile_below, claims=answers,
-                        sections=secs, reproducibility=rep, parts=parts, notes=notes, custom_rule=grid_rule(level))
+                        sections=secs, reproducibility=rep, parts=parts, notes=notes, custom_rule=grid_rule(level),
+                        joint=joint_statement(answers, level))

@@ -97,7 +97,7 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
         freq = {"estimate": None, "lower": bound, "upper": 1.0, "p_value": None, "supported": bool(bound > TAU_THRESHOLD),
                 "interval": f"Kendall τ lower bound 1 − 2u/P from the simultaneous {level:.0%} rank sets",
                 "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": p, "pairs_not_separated": u,
-                "sided": "two"}
+                "sided": "two-sided"}
         hold = order_holds(bayes.draws, means)
         threshold = 1 - alpha / 2  # data-selected: two-sided
         bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
@@ -120,7 +120,7 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
                             "paired difference)" if t["test"].iloc[0] == "exact McNemar" else
                             f"{t['test'].iloc[0]} ({sided}-sided p)",
                 "contrast": f"{players[t['a'].iloc[w]]} − {players[t['b'].iloc[w]]}", "n_contrasts": len(pairs),
-                "test": str(t["test"].iloc[0]), "sided": sided}
+                "test": str(t["test"].iloc[0]), "sided": f"{sided}-sided"}
         if "n10" in t:
             freq["discordant"] = {"n10": int(t["n10"].iloc[w]), "n01": int(t["n01"].iloc[w])}
         threshold = level if sided == "one" else 1 - alpha / 2
@@ -278,7 +278,9 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     title = (f"Review of {path.name}: {len(answers)} claims about {data.n_models} models on {data.n_items:,} items"
              + (f" of {data.benchmark}" if data.benchmark else ""))
     leaderboard = lb[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
+    from bayesrank.review.joint import joint_statement
+
     return ReviewReport(kind="items", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, parts=parts, leaderboard=leaderboard,
                         notes=list(reader_notes), custom_rule=items_rule(level, fragile_below),
-                        results={"items": data, "irt": bayes, "rank_sets": rs})
+                        results={"items": data, "irt": bayes, "rank_sets": rs}, joint=joint_statement(answers, level))

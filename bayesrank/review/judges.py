@@ -32,18 +32,20 @@ def claim_under_fit(claim, fit, reference_players, reference_theta, z: float) ->
         pairs = [(names[str(reference_players[a])], names[str(reference_players[b])]) for a, b in needed]
     except KeyError:
         return "not judged"
-    t = contrast_table(fit, pairs, z)
+    t = contrast_table(fit, pairs, z, claim.sided)
     return _status(bool((t["estimate"] > 0).all()), bool((t["lower"] > 0).all()))
 
 
-def claim_under_consensus(claim, hja_fit, reference_players, reference_theta) -> str:
+def claim_under_consensus(claim, hja_fit, reference_players, reference_theta, z: float) -> str:
+    """Status of a ranking claim under the HJA consensus: contrasts μ_a − μ_b > z·se (``z`` of the
+    claim's sidedness)."""
     if claim.kind == "order":
         return "n/a"
     holds, significant = True, True
     for a, b in claim_contrasts(claim, reference_players, reference_theta):
         c = hja_fit.contrast(str(reference_players[a]), str(reference_players[b]))
         holds &= c["estimate"] > 0
-        significant &= c["lower"] > 0
+        significant &= c["estimate"] > z * c["se"]
     return _status(bool(holds), bool(significant))
 
 
@@ -51,12 +53,12 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
     """(sections, diagnostics parts, notes) for data with a judge column; ``pooled`` is the report's
     default Bradley–Terry fit on all comparisons (the claims' reference)."""
     from bayesrank.bt import BradleyTerry
-    from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph
     from bayesrank.errors import InputError
     from bayesrank.hja.model import HJA
 
-    z = two_sided_z(level)
+    from bayesrank.review.verdict import critical_z
+
     ref_players, ref_theta = pooled.players, pooled.score
     notes = []
     try:
@@ -97,11 +99,13 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
                       for a in answers}
         else:
             fit = BradleyTerry(sub, level=level).fit("mle")
-            status = {a.claim.text: claim_under_fit(a.claim, fit, ref_players, ref_theta, z) for a in answers}
+            status = {a.claim.text: claim_under_fit(a.claim, fit, ref_players, ref_theta, critical_z(level, a.claim.sided))
+                      for a in answers}
         rows.append({"judge": str(judge), "n_comparisons": int(n), **status})
     if hfit is not None:
         rows.append({"judge": "HJA consensus", "n_comparisons": int(hfit.counts.total),
-                     **{a.claim.text: claim_under_consensus(a.claim, hfit, ref_players, ref_theta) for a in answers}})
+                     **{a.claim.text: claim_under_consensus(a.claim, hfit, ref_players, ref_theta,
+                                                   critical_z(level, a.claim.sided)) for a in answers}})
     per = pd.DataFrame(rows)
     sections.append(Section(
         "claims_by_judge", "Each claim under each judge alone and under the consensus",

@@ -2,25 +2,28 @@
 three ways — frequentist (contrasts with Fisher, sandwich and bootstrap intervals), Bayesian
 (posterior probability of the claim) and by perturbation (smallest verified drop / flip / add that
 overturns the point estimate, and, for a significant claim, the smallest that removes its
-significance).
+significance), each perturbation measured against the claim's own evidence
+(:mod:`bayesrank.review.evidence`).
 
 Every number comes from the modules' own APIs (``bayesrank.bt``, ``bayesrank.influence``), so it
 equals what ``bayesrank fit`` and ``bayesrank audit`` give on the same data.
 
 Ranking claims need a set of contrasts ``θ_a − θ_b > 0`` (``A>B``: one; ``top1``: leader vs every
 other player; ``topk:K``: every member vs every non-member). The claim is frequentist-supported
-when every contrast is significant by the package's rule (``θ_a − θ_b > z·sd_ab``; an
-intersection–union test, so no multiplicity correction is needed), with p-value
-``max_ab min(1, 2Φ(−est_ab/sd_ab))``; the reported estimate and interval are those of the weakest
-contrast. The Bayesian answer is the share of posterior draws in which the claim holds.
-The ``order`` claim compares each refitted/drawn order with the reported one by Kendall τ and
-holds when τ > 0.9 (the τ audit breaks it at τ ≤ 0.9: one boundary).
+when every contrast is significant, ``θ_a − θ_b > z·sd_ab`` with ``z`` one-sided (a claim named in
+advance) or two-sided (a claim read off the data; :mod:`bayesrank.review.verdict`): an
+intersection–union test, so no multiplicity correction is needed. Its p-value is the largest of
+the contrasts' directional p-values, which is the p-value of the **binding** contrast, the one
+with the smallest ``t = est/sd``; the reported estimate and interval are that contrast's (so the
+interval excludes 0 exactly when p < 1 − level). The Bayesian answer is the share of posterior
+draws in which the claim holds, against the threshold of the same level. The ``order`` claim's
+test is :mod:`bayesrank.review.order` (a Kendall τ bound from simultaneous contrast intervals).
 
 Loss of significance: the audit of the claim's objective in its significance mode
 (``bayesrank.influence`` ``+sig``: broken when some contrast the claim needs is no longer
-significant by the same contrast test with the same default covariance, on the perturbed data),
-for every claim the frequentist answer supports. Not for ``order``: its frequentist answer is a
-quantile of Kendall τ over Gaussian draws, a Monte Carlo criterion with no contrast to audit.
+significant by the same contrast test, same sidedness and default covariance, on the perturbed
+data), for every claim the frequentist answer supports. Not for ``order``: its test is a Monte
+Carlo bound over all pairs, not a contrast the audit can follow.
 """
 
 from __future__ import annotations
@@ -28,11 +31,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bayesrank.review import evidence
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim
-from bayesrank.review.verdict import verdict
+from bayesrank.review.verdict import (
+    ONE_SIDED,
+    critical_z,
+    p_value,
+    probability_threshold,
+    verdict,
+)
 
 ACTIONS = ("drop", "flip", "add")
+FILL_ABOVE = 50_000  # fill greedy steps when the claim's evidence exceeds this many comparisons
 
 
 # ---------------------------------------------------------------------------------- claim margins
@@ -62,12 +73,11 @@ def kendall_to_reference(draws: np.ndarray, reference: np.ndarray) -> np.ndarray
 
 
 # ---------------------------------------------------------------------------------- frequentist
-def contrast_table(fit, pairs, z: float) -> pd.DataFrame:
-    """est, sd, lower, upper of each contrast θ_a − θ_b under ``fit``'s covariance (as
-    ``LeaderboardFit.contrast``), and its directional p-value ``min(1, 2Φ(−est/sd))`` (equal to the
-    two-sided Wald p-value when est > 0; 1 when the point estimate contradicts the claim)."""
-    from scipy.stats import norm
-
+def contrast_table(fit, pairs, z: float, sided: str = "two-sided") -> pd.DataFrame:
+    """est, sd, t, lower, upper of each contrast θ_a − θ_b under ``fit``'s covariance (as
+    ``LeaderboardFit.contrast``) and its directional p-value (:func:`bayesrank.review.verdict.p_value`:
+    ``Φ(−t)`` one-sided, ``min(1, 2Φ(−t))`` two-sided — equal to the two-sided Wald p-value when
+    est > 0). One-sided: ``upper`` is +inf (the interval is ``[est − z·sd, ∞)``)."""
     from bayesrank.bt.result import contrast_sd
 
     a = np.array([p[0] for p in pairs])
@@ -75,76 +85,88 @@ def contrast_table(fit, pairs, z: float) -> pd.DataFrame:
     est = fit.score[a] - fit.score[b]
     sd = contrast_sd(fit.theta_cov)[a, b]
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.minimum(1.0, 2 * norm.sf(est / sd))
-    return pd.DataFrame({"a": a, "b": b, "estimate": est, "sd": sd, "lower": est - z * sd, "upper": est + z * sd,
-                         "p_value": p})
+        t = np.where(sd > 0, est / np.where(sd > 0, sd, 1.0), np.sign(est) * np.inf)
+    upper = est + z * sd if sided != ONE_SIDED else np.full(len(est), np.inf)
+    return pd.DataFrame({"a": a, "b": b, "estimate": est, "sd": sd, "t": t, "lower": est - z * sd, "upper": upper,
+                         "p_value": p_value(t, sided)})
 
 
-def bootstrap_contrasts(boot_draws: np.ndarray, score: np.ndarray, pairs, level: float) -> pd.DataFrame:
-    """Percentile intervals of each contrast over bootstrap replicates."""
+def binding(table: pd.DataFrame) -> int:
+    """Row of the binding contrast: the smallest ``t = est/sd`` (the largest p-value; the claim is
+    significant iff this contrast is)."""
+    return int(np.argmin(table["t"].to_numpy()))
+
+
+def bootstrap_contrasts(boot_draws: np.ndarray, score: np.ndarray, pairs, level: float,
+                        sided: str = "two-sided") -> pd.DataFrame:
+    """Percentile intervals of each contrast over bootstrap replicates (one-sided: the lower
+    ``1 − level`` quantile and +inf)."""
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     d = boot_draws[:, a] - boot_draws[:, b]
-    q = (1 - level) / 2
+    q = 1 - level if sided == ONE_SIDED else (1 - level) / 2
     lo, hi = np.quantile(d, [q, 1 - q], axis=0)
+    if sided == ONE_SIDED:
+        hi = np.full(len(lo), np.inf)
     return pd.DataFrame({"a": a, "b": b, "estimate": score[a] - score[b], "lower": lo, "upper": hi})
 
 
-def frequentist_answer(claim: Claim, fits: dict, level: float, z: float, seed: int) -> dict:
-    """The claim's frequentist answer under the default interval, with every interval side by side."""
+def _bound(v) -> float | None:
+    return None if not np.isfinite(v) else float(v)
+
+
+def contrast_answer(fit, pairs, level: float, sided: str, interval: str, players) -> dict:
+    """The intersection–union answer of a set of contrasts under ``fit``'s covariance: the binding
+    contrast's estimate, interval and p-value, and whether every contrast is significant."""
+    z = critical_z(level, sided)
+    t = contrast_table(fit, pairs, z, sided)
+    w = binding(t)
+    return {
+        "estimate": float(t["estimate"].iloc[w]),
+        "lower": float(t["lower"].iloc[w]),
+        "upper": _bound(t["upper"].iloc[w]),
+        "p_value": float(t["p_value"].iloc[w]),
+        "sided": sided,
+        "z": z,
+        "interval": interval,
+        "contrast": f"{players[t['a'].iloc[w]]} − {players[t['b'].iloc[w]]}",
+        "binding_index": w,
+        "n_contrasts": len(pairs),
+        "supported": bool((t["lower"] > 0).all()),
+        "_table": t,
+    }
+
+
+def frequentist_answer(claim: Claim, fits: dict, level: float, seed: int) -> dict:
+    """The claim's frequentist answer under the default interval, with every interval side by side
+    (for the binding contrast of the default interval)."""
     default = fits["default"]
     players, theta = default.players, default.score
     if claim.kind == "order":
         return _order_frequentist(fits, level, seed)
     pairs = claim_contrasts(claim, players, theta)
-    tabs = {name: contrast_table(fits[name], pairs, z) for name in ("fisher", "sandwich")}
-    tabs["default"] = contrast_table(default, pairs, z)
-    boot = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level)
-    main = tabs["default"]
-    w = int(np.argmin(main["lower"].to_numpy()))  # the binding contrast
-    a, b = players[main["a"].iloc[w]], players[main["b"].iloc[w]]
-    intervals = {name: [float(t["lower"].iloc[w]), float(t["upper"].iloc[w])] for name, t in tabs.items() if name != "default"}
-    intervals["bootstrap"] = [float(boot["lower"].iloc[w]), float(boot["upper"].iloc[w])]
-    supported_by = {name: bool((t["lower"] > 0).all()) for name, t in tabs.items() if name != "default"}
-    supported_by["bootstrap"] = bool((boot["lower"] > 0).all())
-    return {
-        "estimate": float(main["estimate"].iloc[w]),
-        "lower": float(main["lower"].iloc[w]),
-        "upper": float(main["upper"].iloc[w]),
-        "p_value": float(main["p_value"].max()),
-        "interval": default.interval,
-        "contrast": f"{a} − {b}",
-        "n_contrasts": len(pairs),
-        "supported": bool((main["lower"] > 0).all()),
-        "intervals": intervals,
-        "supported_by": supported_by,
-    }
+    sided = claim.sided
+    main = contrast_answer(default, pairs, level, sided, default.interval, players)
+    w = main["binding_index"]
+    z = main["z"]
+    tabs = {name: contrast_table(fits[name], pairs, z, sided) for name in ("fisher", "sandwich")}
+    tabs["bootstrap"] = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level, sided)
+    intervals = {name: [float(t["lower"].iloc[w]), _bound(t["upper"].iloc[w])] for name, t in tabs.items()}
+    supported_by = {name: bool((t["lower"] > 0).all()) for name, t in tabs.items()}
+    main.pop("_table")
+    return {**main, "intervals": intervals, "supported_by": supported_by}
 
 
-N_GAUSSIAN_ORDERS = 400
-
-
-def gaussian_order_taus(score: np.ndarray, cov: np.ndarray, reference: np.ndarray, rng) -> np.ndarray:
-    """Kendall τ-b to the ``reference`` order of 400 Gaussian draws N(score, cov) (the normal
-    approximation to the sampling distribution of the fitted order)."""
-    g = rng.multivariate_normal(score, cov, size=N_GAUSSIAN_ORDERS, method="eigh")
-    return kendall_to_reference(g, reference)
-
-
-def tau_interval(taus: np.ndarray, level: float) -> list[float]:
-    """Central ``level`` interval of Kendall τ values (quantiles)."""
-    q = (1 - level) / 2
-    return [float(np.quantile(taus, q)), float(np.quantile(taus, 1 - q))]
-
-
-def order_answer(taus: np.ndarray, level: float, interval: str, n_players: int) -> dict:
-    """The order claim's frequentist answer from Kendall τ values of Gaussian draws vs the reported
-    order: supported when the interval's lower bound exceeds the threshold."""
-    lo, hi = tau_interval(taus, level)
-    return {"estimate": float(np.mean(taus)), "lower": lo, "upper": hi, "p_value": None,
-            "interval": f"{interval}: Kendall τ of {N_GAUSSIAN_ORDERS} Gaussian draws vs the reported order",
+def order_answer(test: dict, estimate: float, interval: str, n_players: int) -> dict:
+    """The order claim's frequentist answer from :func:`bayesrank.review.order.order_test`: the
+    Kendall τ bound ``[τ_L, 1]`` and the simultaneous test's p-value (always two-sided: the order
+    is read off the data)."""
+    return {"estimate": float(estimate), "lower": float(test["tau_lower"]), "upper": 1.0,
+            "p_value": float(test["p_value"]), "sided": "two-sided",
+            "interval": f"{interval}: Kendall τ bound 1 − 2u/N from simultaneous contrast intervals "
+                        f"(max-|t|, {test['n_errors']:,} error draws)",
             "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": n_players * (n_players - 1) // 2,
-            "supported": bool(lo > TAU_THRESHOLD)}
+            "critical_value": float(test["critical_value"]), "supported": bool(test["supported"])}
 
 
 def order_holds(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -153,78 +175,147 @@ def order_holds(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
-    """Kendall τ between resampled orders and the reported one: bootstrap replicates, and Gaussian
-    draws from the Fisher and sandwich covariances."""
+    """The order test under the default covariance, with the Fisher and sandwich covariances and
+    the bootstrap replicates' errors (θ* − θ̂) beside it."""
+    from bayesrank.review.order import order_test
+
     default = fits["default"]
     k = len(default.players)
-    rng = np.random.default_rng(seed)
-    taus = {"bootstrap": kendall_to_reference(fits["bootstrap"].draws[:, :k], default.score)}
-    for name in ("fisher", "sandwich", "default"):
-        taus[name] = gaussian_order_taus(fits[name].score, fits[name].theta_cov, default.score, rng)
-    iv = {n: tau_interval(t, level) for n, t in taus.items() if n != "default"}
-    return {**order_answer(taus["default"], level, default.interval, k), "intervals": iv,
-            "supported_by": {n: bool(v[0] > TAU_THRESHOLD) for n, v in iv.items()}}
+    ref = default.score
+    main = order_test(default.score, default.theta_cov, ref, level, seed=seed)
+    tests = {name: order_test(fits[name].score, fits[name].theta_cov, ref, level, seed=seed)
+             for name in ("fisher", "sandwich")}
+    boot = fits["bootstrap"].draws[:, :k]
+    tests["bootstrap"] = order_test(default.score, np.cov(boot.T), ref, level, errors=boot - default.score)
+    return {**order_answer(main, 1.0, default.interval, k),
+            "intervals": {n: [float(t["tau_lower"]), 1.0] for n, t in tests.items()},
+            "supported_by": {n: bool(t["supported"]) for n, t in tests.items()}}
 
 
-def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray) -> dict:
-    """P(claim holds) = share of posterior draws in which it holds."""
+# ---------------------------------------------------------------------------------- Bayesian
+def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray, level: float) -> dict:
+    """P(claim holds) = share of posterior draws in which it holds, with the threshold of the
+    claim's level (:func:`bayesrank.review.verdict.probability_threshold`)."""
     k = len(bayes_fit.players)
     draws = bayes_fit.draws[:, :k]
     if claim.kind == "order":
         hold = order_holds(draws, reference)
     else:
         hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference)) > 0
-    return {"probability": float(np.mean(hold)), "method": bayes_fit.method, "n_draws": int(len(hold))}
+    return {"probability": float(np.mean(hold)), "threshold": probability_threshold(level, claim.sided),
+            "method": bayes_fit.method, "ties": bayes_fit.ties, "n_draws": int(len(hold)),
+            "converged": bool(bayes_fit.diagnostics.converged)}
+
+
+def disagreement(frequentist: dict, bayesian: dict | None, frequentist_ties: str | None = None) -> str | None:
+    """A note when the frequentist and the Bayesian decisions differ by more than the Monte Carlo
+    error of the posterior share (2 binomial SEs of the draws); the tie models are named when they
+    differ. None when they agree (or the difference is within Monte Carlo error: say so)."""
+    if bayesian is None or bayesian.get("probability") is None:
+        return None
+    p, thr, n = bayesian["probability"], bayesian["threshold"], max(int(bayesian.get("n_draws") or 1), 1)
+    if frequentist["supported"] == (p >= thr):
+        return None
+    mcse = float(np.sqrt(max(p * (1 - p), 1.0 / n) / n))
+    if abs(p - thr) <= 2 * mcse:
+        return (f"the posterior probability {p:.3f} is within Monte Carlo error (2 × {mcse:.3f}) of its threshold "
+                f"{thr:.3g}: the frequentist and Bayesian decisions differ only by sampling noise")
+    ties = bayesian.get("ties")
+    why = (f" (tie models differ: {frequentist_ties} for the test, {ties} for the posterior)"
+           if frequentist_ties and ties and ties != frequentist_ties else "")
+    return "the frequentist and the Bayesian answers disagree" + why
 
 
 # ---------------------------------------------------------------------------------- perturbation
-def perturbation_answer(claim: Claim, state, actions=ACTIONS, budget=None, seed: int = 0) -> dict:
+def claim_evidence(claim: Claim, state, pairs, binding_index) -> dict:
+    """``relative_to`` of the claim (:func:`bayesrank.review.evidence.relative_to`)."""
+    return evidence.relative_to(state, claim, pairs, binding_index)
+
+
+def _audit_options(rel: dict, fragile_below: float, budget) -> dict:
+    n = rel["n"]
+    return {"budget": evidence.audit_budget(n, fragile_below, budget), "step_cap": evidence.step_cap(n),
+            "fill_steps": n > FILL_ABOVE, "stop_early": False}
+
+
+def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, actions=ACTIONS, budget=None,
+                        seed: int = 0) -> dict:
     """Smallest verified perturbation per action type: ``bayesrank.influence.audit`` of the claim's
-    objective (greedy influence audit, every break confirmed by an exact cold-start refit). Each entry
-    carries the audit JSON's fields (budget, fraction, verified, actions, reason, ...)."""
+    objective (greedy influence audit, every break confirmed by an exact cold-start refit), with the
+    budget of :func:`bayesrank.review.evidence.audit_budget`. Each entry carries the audit JSON's
+    fields (budget, verified, actions, reason, ...) and ``relative_to``, ``fraction`` (of the claim's
+    evidence), ``fraction_of_all`` and ``searched_to``."""
     from bayesrank.influence import audit
 
     if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
-        return not_audited("the claim is false at the point estimate", actions)
-    report = audit(state, objective=claim.objective, actions=actions, budget=budget, seed=seed)
-    return {action: report.audits[action].to_dict() for action in actions}
+        return not_audited("the claim is false at the point estimate", actions, rel)
+    report = audit(state, objective=claim.objective, actions=actions, seed=seed,
+                   **_audit_options(rel, fragile_below, budget))
+    return {a: evidence.annotate(report.audits[a].to_dict(), rel, state.n_matches) for a in actions}
 
 
-def significance_perturbation_answer(claim: Claim, state, frequentist: dict, level: float, actions=ACTIONS,
-                                     budget=None, seed: int = 0) -> dict:
+def significance_perturbation_answer(claim: Claim, state, frequentist: dict, level: float, rel: dict,
+                                     fragile_below: float, actions=ACTIONS, budget=None, seed: int = 0) -> dict:
     """Smallest verified perturbation per action type that removes the claim's significance: the
-    audit of its objective with ``significance=True`` (same contrast test, same default covariance
-    as :func:`frequentist_answer`, checked on every exact refit). Only for significant claims."""
+    audit of its objective with ``significance=True`` (same contrast test — same sidedness, same
+    default covariance — as :func:`frequentist_answer`, checked on every exact refit). Only for
+    significant claims."""
     from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
     if claim.kind == "order":
-        return not_audited("not audited: the order claim's test (a Kendall τ quantile of Gaussian draws) has no "
-                           "contrast to audit", actions)
+        return not_audited("not audited: the order claim's test (a Kendall τ bound over all pairs) has no "
+                           "contrast to audit", actions, rel)
     if not frequentist.get("supported"):
-        return not_audited("not significant: no significance to lose", actions)
+        return not_audited("not significant: no significance to lose", actions, rel)
     try:
-        report = audit(state, objective=claim.objective, actions=actions, budget=budget, seed=seed,
-                       significance=True, level=level)
+        report = audit(state, objective=claim.objective, actions=actions, seed=seed, significance=True,
+                       level=interval_level(level, claim.sided), **_audit_options(rel, fragile_below, budget))
     except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
-        return not_audited(f"not audited: {e}", actions)
-    return {action: report.audits[action].to_dict() for action in actions}
+        return not_audited(f"not audited: {e}", actions, rel)
+    return {a: evidence.annotate(report.audits[a].to_dict(), rel, state.n_matches) for a in actions}
 
 
-def not_audited(reason: str, actions=ACTIONS) -> dict:
+def interval_level(level: float, sided: str) -> float:
+    """The two-sided interval level whose z is the claim's: ``2·level − 1`` one-sided (z = Φ⁻¹(level))."""
+    return 2 * level - 1 if sided == ONE_SIDED else level
+
+
+def not_audited(reason: str, actions=ACTIONS, rel: dict | None = None) -> dict:
     """The perturbation entries of a claim that is not audited (e.g. false at the point estimate)."""
-    return {a: {"broken": None, "budget": None, "fraction": None, "verified": False, "actions": [], "reason": reason}
-            for a in actions}
+    out = {}
+    for a in actions:
+        out[a] = {"broken": None, "budget": None, "fraction": None, "fraction_of_all": None, "verified": False,
+                  "actions": [], "reason": reason, "searched_to": None}
+        if rel is not None:
+            out[a]["relative_to"] = dict(rel)
+    return out
 
 
 def smallest_fraction(perturbation: dict) -> float | None:
-    """The smallest verified overturning fraction over action types (None: none found)."""
+    """The smallest verified overturning fraction (of the claim's evidence) over action types (None: none found)."""
     fr = [p["fraction"] for p in perturbation.values() if p.get("broken") and p.get("verified")]
     return min(fr) if fr else None
 
 
+def searched(perturbation: dict, rel: dict, fragile_below: float) -> bool:
+    """Whether every action's greedy search covered ``fragile_below`` of the claim's evidence
+    (vacuously when the claim was not audited)."""
+    if all(p.get("broken") is None for p in perturbation.values()):
+        return True
+    return evidence.covers(perturbation, fragile_below * rel["n"])
+
+
+def decide(freq: dict, bay: dict | None, pert: dict, rel: dict, fragile_below: float) -> str:
+    """The verdict of one claim from its three answers (:func:`bayesrank.review.verdict.verdict`)."""
+    return verdict(freq["supported"], None if bay is None else bay["probability"],
+                   None if bay is None else bay["threshold"], smallest_fraction(pert), fragile_below,
+                   searched=searched(pert, rel, fragile_below),
+                   converged=True if bay is None else bay.get("converged", True))
+
+
 # ---------------------------------------------------------------------------------- the section
-def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: int, fragile_below: float,
+def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile_below: float,
                   budget=None, progress=None) -> list[ClaimAnswer]:
     """Frequentist, Bayesian and perturbation answers (reversal and loss of significance) and the
     verdict of each claim (the verdict uses the reversal: :mod:`bayesrank.review.verdict`)."""
@@ -234,17 +325,22 @@ def answer_claims(claims, fits: dict, state, *, level: float, z: float, seed: in
     for n, claim in enumerate(claims):
         if progress:
             progress(f"claim {claim.text}: intervals and audits", n, len(claims))
-        freq = frequentist_answer(claim, fits, level, z, seed)
-        bay = bayesian_answer(claim, bayes, default.score) if bayes is not None else None
-        pert = perturbation_answer(claim, state, budget=budget, seed=seed)
-        sig = significance_perturbation_answer(claim, state, freq, level, budget=budget, seed=seed)
-        v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
-                    smallest_fraction(pert), fragile_below)
+        freq = frequentist_answer(claim, fits, level, seed)
+        pairs = None if claim.kind == "order" else claim_contrasts(claim, default.players, default.score)
+        rel = claim_evidence(claim, state, pairs, freq.pop("binding_index", None))
+        bay = bayesian_answer(claim, bayes, default.score, level) if bayes is not None else None
+        pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed)
+        sig = significance_perturbation_answer(claim, state, freq, level, rel, fragile_below, budget=budget, seed=seed)
+        v = decide(freq, bay, pert, rel, fragile_below)
         notes = []
-        if bay is not None and freq["supported"] != (bay["probability"] >= level):
-            notes.append("the frequentist and the Bayesian answers disagree")
+        if bay is not None and not bay["converged"]:
+            notes.append(f"the {bay['method']} posterior did not converge (see the diagnostics): no verdict")
+        note = disagreement(freq, bay, default.ties)
+        if note:
+            notes.append(note)
         if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
-        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig))
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig,
+                               relative_to=rel))
     return out

@@ -10,11 +10,11 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
                     draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale") -> ReviewReport:
-    from bayesrank.bt.result import two_sided_z
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import fit_all
     from bayesrank.review.leaderboard import sections
+    from bayesrank.review.joint import joint_statement
     from bayesrank.review.pairwise import answer_claims
     from bayesrank.review.reproducibility import appendix
 
@@ -32,9 +32,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
-    z = two_sided_z(level)
     state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half")
-    answers = answer_claims(parsed, fits, state, level=level, z=z, seed=seed, fragile_below=fragile_below,
+    answers = answer_claims(parsed, fits, state, level=level, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))
     secs, table, ranks = sections(fits, comps, level, seed, graph.advice())
     parts = {name: f.diagnostics for name, f in fits.items()}
@@ -51,15 +50,16 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         from bayesrank.review.style import style_claims
 
         sanswers, ssecs, sparts = style_claims(path, parsed, default.players, default.score, style=style, level=level,
-                                               z=z, fragile_below=fragile_below, fast=fast, seed=seed, budget=budget,
+                                               fragile_below=fragile_below, fast=fast, seed=seed, budget=budget,
                                                progress=say, transform=style_transform,
                                                standardize=style_standardize)
         answers = [x for pair in zip(answers, sanswers) for x in pair]  # each claim beside its style-controlled twin
         secs = ssecs + secs
         parts.update(sparts)
+    joint = joint_statement(answers, level)
     leaderboard = table[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
     rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command, n_comparisons=comps.n_comparisons)
     title = f"Review of {path.name}: {len(answers)} claims about {len(default.players)} players"
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
-                        reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes,
+                        reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes, joint=joint,
                         results={"fits": fits, "ranks": ranks, "comparisons": comps})

@@ -30,6 +30,7 @@ th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .verdict { font-weight: 700; padding: 1px 8px; border-radius: 10px; color: #fff; white-space: nowrap; }
 .supported { background: var(--ok); } .fragile { background: var(--warn); } .unsupported { background: var(--bad); }
+.not-searched, .not-converged { background: var(--mute); }
 .rule { background: #f6f8fa; border-left: 4px solid var(--mute); padding: 8px 12px; margin: 10px 0 18px; }
 .counts span { margin-right: 14px; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
@@ -114,10 +115,21 @@ def perturbation_lines(entries: dict | None, order=None) -> list[str]:
 
 
 
+def verdict_class(v: str) -> str:
+    """The CSS class of a verdict ("not searched" → "not-searched")."""
+    return _html.escape(str(v).replace(" ", "-"), quote=True)
+
+
 def frequentist_cell(f: dict) -> str:
     if not f:
         return "–"
-    s = f"{fmt(f.get('estimate'))} [{fmt(f.get('lower'))}, {fmt(f.get('upper'))}]"
+    lo, hi = f.get("lower"), f.get("upper")
+    if hi is None and lo is not None:  # one-sided: [lower, ∞)
+        s = f"{fmt(f.get('estimate'))} [{fmt(lo)}, ∞)"
+    elif lo is None and hi is not None:  # one-sided: (−∞, upper]
+        s = f"{fmt(f.get('estimate'))} (−∞, {fmt(hi)}]"
+    else:
+        s = f"{fmt(f.get('estimate'))} [{fmt(lo)}, {fmt(hi)}]"
     if f.get("p_value") is not None:
         s += f", p = {fmt(f['p_value'], 3)}"
     return s
@@ -176,7 +188,7 @@ def _claims_html(report) -> str:
     rows = []
     for c in report.claims:
         cells = [f"<td>{esc(c.claim.text)}</td>",
-                 f"<td><span class=\"verdict {esc(c.verdict)}\">{esc(c.verdict)}</span></td>",
+                 f"<td><span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></td>",
                  f"<td class=\"why\">{esc(c.reason)}</td>",
                  f"<td class=\"freq\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
@@ -189,7 +201,7 @@ def _claims_html(report) -> str:
 
 
 def _claim_details_html(c) -> str:
-    parts = [f"<h3>{esc(c.claim.text)} — <span class=\"verdict {esc(c.verdict)}\">{esc(c.verdict)}</span></h3>"]
+    parts = [f"<h3>{esc(c.claim.text)} — <span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></h3>"]
     f = c.frequentist or {}
     if f.get("intervals"):
         rows = [{"interval": k, "lower": v[0], "upper": v[1], "supports the claim": f["supported_by"].get(k)}
@@ -216,7 +228,7 @@ def html(report) -> str:
             f"<p class=\"sub\">bayesrank review · kind: {esc(report.kind)} · level {esc(report.level)} · "
             f"data SHA-256 {esc(report.reproducibility.get('data_sha256', '')[:16])}…</p>",
             "<h2>Verdicts</h2>",
-            "<p class=\"counts\">" + "".join(f"<span><span class=\"verdict {v}\">{v}</span> {n}</span>"
+            "<p class=\"counts\">" + "".join(f"<span><span class=\"verdict {verdict_class(v)}\">{v}</span> {n}</span>"
                                            for v, n in counts.items()) + "</p>",
             _claims_html(report),
             f"<div class=\"rule\"><b>Rule.</b> {esc(report.rule)}</div>"]

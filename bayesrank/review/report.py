@@ -48,6 +48,7 @@ class ReviewReport(Result):
     leaderboard: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     custom_rule: str | None = None  # a kind whose verdict rule differs (grids) states its own
+    joint: dict | None = None  # the statement across claims (bayesrank.review.joint)
     results: dict = field(default_factory=dict, repr=False)  # the modules' own result objects behind the report
 
     @property
@@ -88,7 +89,10 @@ class ReviewReport(Result):
     def summary(self) -> str:
         counts = self.verdict_counts()
         lines = [f"{self.title}", f"kind: {self.kind}; " + ", ".join(f"{n} {v}" for v, n in counts.items()),
-                 "rule: " + self.rule, ""]
+                 "rule: " + self.rule]
+        if self.joint is not None:
+            lines.append("jointly: " + self.joint["text"])
+        lines.append("")
         with pd.option_context("display.width", 160, "display.max_columns", 20):
             lines.append(self.table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         lines += ["", self.diagnostics.line()]
@@ -98,6 +102,8 @@ class ReviewReport(Result):
         out = {**self._envelope(), "kind": self.kind, "title": self.title, "level": self.level,
                "fragile_below": self.fragile_below, "rule": self.rule, "verdicts": self.verdict_counts(),
                "claims": [c.to_dict() for c in self.claims]}
+        if self.joint is not None:
+            out["joint"] = self.joint
         if self.leaderboard is not None:
             out["leaderboard"] = self.leaderboard.to_dict(orient="records")
         out["sections"] = {s.key: {"title": s.title, **s.data} for s in self.sections}

@@ -3,17 +3,22 @@
 The style-controlled Bradley–Terry (``bayesrank.bt.style``: logit P(a beats b) = θ_a − θ_b + βᵀd)
 is fitted on the same battles; every claim is answered again on its θ:
 
-* **frequentist**: the same intersection–union contrast test, with the style fit's covariance of θ
-  (sandwich when some outcomes are fractional — ties scored as half-wins, a soft judge's shares —
-  Fisher otherwise: the package's default rule, ``bt.mle.default_interval``);
-* **Bayesian**: the share of posterior draws of the style model (NUTS; the PyMC Laplace
-  approximation with ``fast``) in which the claim holds;
+* **frequentist**: the same intersection–union contrast test (same sidedness, binding contrast),
+  with the style fit's covariance of θ (sandwich when some outcomes are fractional — ties scored as
+  half-wins, a soft judge's shares — Fisher otherwise: the package's default rule,
+  ``bt.mle.default_interval``);
+* **Bayesian**: the share of posterior draws of the style model (NUTS, re-run with more tuning if
+  it fails its checks; the PyMC Laplace approximation with ``fast``) in which the claim holds,
+  against the threshold of the claim's level;
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
-  add battles carrying their covariates, verified by exact refits) of the claim's objective.
+  add battles carrying their covariates, verified by exact refits) of the claim's objective, its
+  fractions relative to the battles informing the claim's binding contrast under style control
+  (:mod:`bayesrank.review.evidence`).
 
-The ``order`` claim asks whether the *reported* (plain) order survives style control: Kendall τ-b
-between the style-controlled θ (Gaussian draws from its covariance; posterior draws) and the plain
-point estimate's order, holding when τ > 0.9; its audit is the τ objective against that order.
+The ``order`` claim asks whether the *reported* (plain) order survives style control: the Kendall
+τ bound of the simultaneous contrast intervals of the style-controlled θ against the plain point
+estimate's order (:mod:`bayesrank.review.order`); its posterior answer is the share of draws with
+τ-b > 0.9; its audit is the τ objective against that order.
 
 The claim's text carries the suffix `` [style-controlled]``.
 """
@@ -28,19 +33,22 @@ import pandas as pd
 from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim
+from bayesrank.review import evidence
 from bayesrank.review.pairwise import (
     ACTIONS,
+    FILL_ABOVE,
     claim_contrasts,
-    contrast_table,
-    gaussian_order_taus,
+    contrast_answer,
+    decide,
+    disagreement,
+    interval_level,
     margins,
     not_audited,
     order_answer,
     order_holds,
-    smallest_fraction,
 )
 from bayesrank.review.report import Section
-from bayesrank.review.verdict import verdict
+from bayesrank.review.verdict import probability_threshold
 
 SUFFIX = " [style-controlled]"
 FEATURE_TEXT = {"normalized_diff": "normalised differences (x_a − x_b)/(x_a + x_b)", "diff": "differences x_a − x_b"}
@@ -78,51 +86,71 @@ def _reference_scores(players, reference_players, reference_theta) -> np.ndarray
     return np.array([reference_theta[index[str(p)]] for p in players], dtype=float)
 
 
-def _order_claim(mle, bayes, state, reference_players, reference_theta, ci, level, seed, budget, say):
+def _bayes(hold: np.ndarray, bayes, claim, level: float) -> dict:
+    return {"probability": float(hold.mean()), "threshold": probability_threshold(level, claim.sided),
+            "method": f"{bayes.method} (style)", "ties": "half", "n_draws": int(len(hold)),
+            "converged": bool(bayes.diagnostics.converged)}
+
+
+def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, ci, level, seed, rel, opts, say):
     """(frequentist, Bayesian, perturbation) answers of the order claim under style control."""
+    from bayesrank.review.order import order_test
+
     k = len(mle.players)
     ref = _reference_scores(mle.players, reference_players, reference_theta)
-    taus = gaussian_order_taus(mle.score, mle.cov[:k, :k], ref, np.random.default_rng(seed))
-    freq = order_answer(taus, level, f"{ci} (style-controlled)", k)
-    hold = order_holds(bayes.draws[:, :k], ref)
-    bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
+    test = order_test(mle.score[:k], mle.cov[:k, :k], ref, level, seed=seed)
+    from scipy.stats import kendalltau
+
+    freq = order_answer(test, kendalltau(mle.score[:k], ref).statistic, f"{ci} (style-controlled)", k)
+    bay = _bayes(order_holds(bayes.draws[:, :k], ref), bayes, claim, level)
     from bayesrank.influence.covariates import StyleTau
 
     try:  # the audit's own criterion (τ-b with score differences within 1e-9 as ties) decides
         objective = StyleTau(state, reference=ref, threshold=TAU_THRESHOLD)
     except InputError as why:
-        return freq, bay, not_audited(f"the claim is false under style control at the point estimate: {why}")
-    return freq, bay, _audits(state, budget, say, "order", objective=objective)
+        return freq, bay, not_audited(f"the claim is false under style control at the point estimate: {why}",
+                                      rel=rel)
+    return freq, bay, _audits(state, say, "order", rel, opts, objective=objective)
 
 
-def _audits(state, budget, say, label: str, **objective) -> dict:
+def _audits(state, say, label: str, rel: dict, opts: dict, **objective) -> dict:
     """The style audit of one claim's objective with each action (the perturbation answer; with
-    ``significance=True`` the loss-of-significance answer, which also names its objective and mode)."""
+    ``significance=True`` the loss-of-significance answer, which also names its objective and mode),
+    each entry annotated with the claim's evidence (``relative_to``, fractions, ``searched_to``)."""
     from bayesrank.influence.covariates import style_audit
 
     out = {}
     for action in ACTIONS:
         say(f"style control: {label} × {action}")
-        d = style_audit(state, kind=action, budget=budget, **objective).to_dict()
-        out[action] = {k: d[k] for k in ("broken", "budget", "fraction", "verified", "actions", "reason",
-                                         "budget_limit")}
+        d = style_audit(state, kind=action, **opts, **objective).to_dict()
+        entry = {k: d[k] for k in ("broken", "budget", "verified", "actions", "reason", "budget_limit", "curve")}
+        evidence.annotate(entry, rel, state.data.n_comparisons)
+        entry.pop("curve")
         if objective.get("significance"):
-            out[action].update(objective=d["objective"], objective_details=d["objective_details"])
+            entry.update(objective=d["objective"], objective_details=d["objective_details"])
+        out[action] = entry
     return out
 
 
-def _significance_answer(state, claim, freq: dict, target: dict, level: float, budget, say) -> dict:
+def _significance_answer(state, claim, freq: dict, target: dict, level: float, rel, opts, say) -> dict:
     """Smallest verified perturbation that removes a significant style-controlled claim's significance
     (the style audit's significance mode: the same contrast test and default covariance as ``freq``)."""
     if not freq["supported"]:
-        return not_audited("not significant: no significance to lose")
+        return not_audited("not significant: no significance to lose", rel=rel)
     try:
-        return _audits(state, budget, say, f"{claim.text} (significance)", significance=True, level=level, **target)
+        return _audits(state, say, f"{claim.text} (significance)", rel, opts, significance=True,
+                       level=interval_level(level, claim.sided), **target)
     except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
-        return not_audited(f"not audited: {e}")
+        return not_audited(f"not audited: {e}", rel=rel)
 
 
-def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float, z: float,
+def _options(rel: dict, fragile_below: float, budget) -> dict:
+    n = rel["n"]
+    return {"budget": evidence.audit_budget(n, fragile_below, budget), "step_cap": evidence.step_cap(n),
+            "fill_steps": n > FILL_ABOVE, "stop_early": False}
+
+
+def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float,
                  fragile_below: float, fast: bool, seed: int, budget=None, progress=None,
                  transform: str = "normalized_diff", standardize: str = "center_scale"):
     """(answers, sections, diagnostics parts) under style control. The claims are about the players
@@ -130,6 +158,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
     from bayesrank.bt.mle import default_interval
     from bayesrank.bt.style import StyleBT
     from bayesrank.influence.covariates import StyleState
+    from bayesrank.review.fits import nuts_fit
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
@@ -137,42 +166,46 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
     fractional = bool(((sbt.data.y > 0) & (sbt.data.y < 1)).any())  # ties as half-wins, or a soft judge's shares
     ci = default_interval("half", fractional)
     mle = sbt.fit("mle", ci=ci)
-    bayes = sbt.fit("laplace", seed=seed) if fast else sbt.fit("nuts", seed=seed, draws=500, tune=500, chains=4)
+    bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
     freq_view = _theta_view(mle)
     state = StyleState.fit(sbt.data)
+    k = len(mle.players)
     answers = []
     for claim in claims:
-        styled = Claim(claim.text + SUFFIX, claim.kind, k=claim.k, a=claim.a, b=claim.b)
+        styled = Claim(claim.text + SUFFIX, claim.kind, k=claim.k, a=claim.a, b=claim.b, selected=claim.selected)
         notes = []
         if claim.kind == "order":
-            freq, bay, pert = _order_claim(mle, bayes, state, reference_players, reference_theta, ci, level, seed,
-                                           budget, say)
-            sig = not_audited("not audited: the order claim's test (a Kendall τ quantile of Gaussian draws) has no "
-                              "contrast to audit")
+            ref = _reference_scores(mle.players, reference_players, reference_theta)
+            rel = evidence.relative_to(state, claim, None, None, reference=ref)
+            opts = _options(rel, fragile_below, budget)
+            freq, bay, pert = _order_claim(claim, mle, bayes, state, reference_players, reference_theta, ci, level,
+                                           seed, rel, opts, say)
+            sig = not_audited("not audited: the order claim's test (a Kendall τ bound over all pairs) has no "
+                              "contrast to audit", rel=rel)
         else:
             pairs = _pairs_by_name(claim, reference_players, reference_theta, mle.players)
             if pairs is None:
                 raise InputError(f"claim {claim.text!r}: a claimed player has no battles in the style data")
-            t = contrast_table(freq_view, pairs, z)
-            w = int(t["lower"].to_numpy().argmin())
-            freq = {"estimate": float(t["estimate"].iloc[w]), "lower": float(t["lower"].iloc[w]),
-                    "upper": float(t["upper"].iloc[w]), "p_value": float(t["p_value"].max()),
-                    "interval": f"{ci} (style-controlled)", "supported": bool((t["lower"] > 0).all()),
-                    "contrast": f"{mle.players[t['a'].iloc[w]]} − {mle.players[t['b'].iloc[w]]}",
-                    "n_contrasts": len(pairs)}
-            k = len(mle.players)
-            hold = margins(bayes.draws[:, :k], pairs) > 0
-            bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (style)", "n_draws": int(len(hold))}
+            freq = contrast_answer(freq_view, pairs, level, claim.sided, f"{ci} (style-controlled)", mle.players)
+            freq.pop("_table")
+            rel = evidence.relative_to(state, claim, pairs, freq.pop("binding_index"))
+            opts = _options(rel, fragile_below, budget)
+            bay = _bayes(margins(bayes.draws[:, :k], pairs) > 0, bayes, claim, level)
             holds_at_point = bool(margins(mle.score[None, :], pairs)[0] > 0)
             target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
             if not holds_at_point:
-                pert = not_audited("the claim is false under style control at the point estimate")
+                pert = not_audited("the claim is false under style control at the point estimate", rel=rel)
             else:
-                pert = _audits(state, budget, say, claim.text, **target)
-            sig = _significance_answer(state, claim, freq, target, level, budget, say)
-        v = verdict(freq["supported"], None if bay is None else bay["probability"], level,
-                    smallest_fraction(pert), fragile_below)
-        answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig))
+                pert = _audits(state, say, claim.text, rel, opts, **target)
+            sig = _significance_answer(state, claim, freq, target, level, rel, opts, say)
+        v = decide(freq, bay, pert, rel, fragile_below)
+        if not bay["converged"]:
+            notes.append(f"the {bayes.method} posterior of the style model did not converge: no verdict")
+        note = disagreement(freq, bay, "half")
+        if note:
+            notes.append(note)
+        answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig,
+                                   relative_to=rel))
     coef = pd.DataFrame({"feature": mle.features, "coef": mle.coef, "lower": mle.coef_lower, "upper": mle.coef_upper})
     change = mle.table()
     sec = Section("style", "Under style control",

@@ -34,7 +34,7 @@ def test_top1_p_is_the_intersection_union_maximum_of_exact_mcnemar(tmp_path):
     f = rep.claims[0].frequentist
     assert f["p_value"] == pytest.approx(max(ps), rel=1e-12)
     assert f["p_value"] == pytest.approx(max(scipy_ps), rel=1e-12)
-    assert f["supported"] == (max(ps) < 0.05) and f["sided"] == "two"
+    assert f["supported"] == (max(ps) < 0.05) and f["sided"] == "two-sided"
     worst = [b for b in range(6) if b != lead][int(np.argmax(ps))]
     assert f["contrast"] == f"llm{lead} − llm{worst}"  # the binding contrast is the one whose p is shown
     rep.to_json(tmp_path / "r.json")  # schema-validated

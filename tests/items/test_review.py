@@ -38,7 +38,7 @@ def test_long_csv_one_command(tmp_path):
     assert main(["review", str(p), "--fast", "--json", str(out), "--claim", "llm0>llm1", "--claim", "top1"]) == 0
     rep = json.loads(out.read_text())
     pair, top = rep["claims"]
-    assert pair["frequentist"]["sided"] == "one" and top["frequentist"]["sided"] == "two"
+    assert pair["frequentist"]["sided"] == "one-sided" and top["frequentist"]["sided"] == "two-sided"
     assert pair["bayesian"]["threshold"] == 0.95 and top["bayesian"]["threshold"] == pytest.approx(0.975)
     flip = top["perturbation"]["flip"]
     lead = int(np.argmax(y.mean(axis=1)))

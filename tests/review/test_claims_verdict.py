@@ -1,5 +1,6 @@
 """Claim parsing and the verdict rule (the rule printed in every report is the one applied)."""
 
+import numpy as np
 import pytest
 
 from bayesrank.errors import InputError
@@ -29,34 +30,73 @@ def test_default_claims_follow_the_issue():
     assert [c.text for c in default_claims(names[:4])] == ["top1", "topk:3", "p0>p1", "p1>p2", "p2>p3"]
 
 
-@pytest.mark.parametrize("freq, prob, frac, expected", [
-    (True, 0.99, None, "supported"),        # no overturning perturbation found
-    (True, 0.99, 0.02, "supported"),        # overturned only by 2% >= 1%
-    (True, 0.99, 0.005, "fragile"),         # overturned by 0.5% < 1%
-    (True, 0.94, None, "unsupported"),      # posterior probability below the level
-    (False, 0.99, None, "unsupported"),     # frequentist test does not reject
-    (True, None, 0.5, "supported"),         # no Bayesian answer: the frequentist one decides
-    (True, 0.95, 0.01, "supported"),        # boundaries: probability == level passes, fraction == threshold is not fragile
+def test_claims_named_in_advance_are_one_sided_and_data_selected_ones_two_sided():
+    assert parse_claim("c>d", "pairwise", players=PLAYERS).sided == "one-sided"
+    for text in ("top1", "topk:2", "order"):
+        assert parse_claim(text, "pairwise", players=PLAYERS).sided == "two-sided", text
+    assert {c.sided for c in default_claims([f"p{i}" for i in range(25)])} == {"two-sided"}
+
+
+def test_levels_match_between_the_test_and_the_posterior():
+    """One-sided at L: z = Φ⁻¹(L), P ≥ L; two-sided: z = Φ⁻¹((1+L)/2), P ≥ (1+L)/2 — so at the
+    flat-prior limit (P = Φ(t)) the test and the posterior decide alike for every t (scipy's norm)."""
+    from scipy.stats import norm
+
+    from bayesrank.review.verdict import critical_z, p_value, probability_threshold
+
+    for level in (0.9, 0.95, 0.99):
+        assert critical_z(level, "one-sided") == pytest.approx(norm.ppf(level), abs=1e-12)
+        assert critical_z(level, "two-sided") == pytest.approx(norm.ppf(0.5 + level / 2), abs=1e-12)
+        for sided in ("one-sided", "two-sided"):
+            t = np.linspace(-4, 4, 2001)
+            test = t > critical_z(level, sided)
+            bayes = norm.cdf(t) >= probability_threshold(level, sided)
+            assert (test == bayes).mean() > 0.999  # differ at most at the grid point on the boundary
+            assert ((p_value(t, sided) < 1 - level) == test).all()
+    np.testing.assert_allclose(p_value([1.0, -1.0], "one-sided"), norm.sf([1.0, -1.0]))
+    np.testing.assert_allclose(p_value([1.0, -1.0], "two-sided"), [2 * norm.sf(1.0), 1.0])
+
+
+@pytest.mark.parametrize("freq, prob, frac, searched, converged, expected", [
+    (True, 0.99, None, True, True, "supported"),        # no overturning perturbation found in the searched range
+    (True, 0.99, 0.02, True, True, "supported"),        # overturned only by 2% >= 1%
+    (True, 0.99, 0.005, True, True, "fragile"),         # overturned by 0.5% < 1%
+    (True, 0.99, 0.005, False, True, "fragile"),        # a witness below the threshold needs no full search
+    (True, 0.99, None, False, True, "not searched"),    # none found, but the range below 1% was not searched
+    (True, 0.99, 0.02, False, True, "not searched"),    # the witness found is above the threshold, range not covered
+    (True, 0.94, None, True, True, "unsupported"),      # posterior probability below the threshold
+    (False, 0.99, None, True, True, "unsupported"),     # frequentist test does not reject
+    (False, 0.99, None, True, False, "unsupported"),    # the frequentist answer alone settles it
+    (True, 0.99, None, True, False, "not converged"),   # no verdict on an unconverged posterior
+    (True, 0.10, 0.005, True, False, "not converged"),  # ... whatever the posterior says
+    (True, None, 0.5, True, True, "supported"),         # no Bayesian answer: the frequentist one decides
+    (True, 0.95, 0.01, True, True, "supported"),        # boundaries: probability == threshold passes, fraction == threshold is not fragile
 ])
-def test_verdict_rule(freq, prob, frac, expected):
-    assert verdict(freq, prob, 0.95, frac, 0.01) == expected
+def test_verdict_rule(freq, prob, frac, searched, converged, expected):
+    assert verdict(freq, prob, 0.95, frac, 0.01, searched=searched, converged=converged) == expected
 
 
 def test_rule_text_states_the_thresholds():
     t = rule_text(0.9, 0.02)
-    assert "90%" in t and "0.90" in t and "2.00%" in t
+    assert "90%" in t and "z = 1.282" in t and "z = 1.645" in t and "0.9 one-sided" in t and "0.95 two-sided" in t
+    assert "2.00%" in t and "found by the greedy audit within B" in t and "not searched" in t and "not converged" in t
 
 
 def test_reason_names_the_deciding_part_of_the_rule():
     from bayesrank.review.answer import reason
 
-    freq = {"supported": True, "p_value": 2e-8}
-    pert = {"drop": {"broken": True, "verified": True, "budget": 462, "fraction": 462 / 1670250},
-            "flip": {"broken": True, "verified": True, "budget": 198, "fraction": 198 / 1670250},
-            "add": {"broken": False, "verified": False, "budget": None, "fraction": None}}
-    r = reason(freq, {"probability": 1.0}, pert, "fragile", 0.95)
-    assert r == "significant (p = 2e-08); P(claim) = 1.000; overturned by flipping 198 comparisons (0.0119%)"
-    r = reason({"supported": False, "p_value": 0.1}, {"probability": 0.9455}, {}, "unsupported", 0.95)
-    assert r == "not significant (p = 0.1); P(claim) = 0.946 < 0.95"
-    r = reason(freq, None, {"drop": {"broken": False, "verified": False}}, "supported", 0.95)
-    assert r.endswith("no verified overturning perturbation within the budget")
+    rel = {"what": "effective comparisons informing ...", "n": 25102.0, "unit": "comparisons"}
+    freq = {"supported": True, "p_value": 2e-8, "sided": "two-sided"}
+    pert = {"drop": {"broken": True, "verified": True, "budget": 462, "fraction": 462 / 25102, "relative_to": rel},
+            "flip": {"broken": True, "verified": True, "budget": 198, "fraction": 198 / 25102, "relative_to": rel},
+            "add": {"broken": False, "verified": False, "budget": None, "fraction": None, "relative_to": rel}}
+    r = reason(freq, {"probability": 1.0, "threshold": 0.975}, pert, "fragile", 0.95)
+    assert r == ("significant (two-sided p = 2e-08); P(claim) = 1.000; overturned by flipping 198 comparisons "
+                 "(0.789% of the claim's 25,102 effective comparisons)")
+    r = reason({"supported": False, "p_value": 0.1, "sided": "one-sided"}, {"probability": 0.9455, "threshold": 0.95},
+               {}, "unsupported", 0.95)
+    assert r == "not significant (one-sided p = 0.1); P(claim) = 0.946 < 0.95"
+    none = {a: {"broken": False, "verified": False, "budget": None, "fraction": None, "relative_to": rel,
+                "searched_to": s} for a, s in (("drop", 1256), ("flip", 300))}
+    r = reason(freq, None, none, "not searched", 0.95)
+    assert r.endswith("none found by the greedy audit within 300 (1.2% of the claim's 25,102 effective comparisons)")

@@ -1,5 +1,6 @@
-"""Grid and confidence reports on data with known truth; numbers equal the modules' own commands and
-independent references (scipy's paired t-test, the calibration command's JSON)."""
+"""Grid and confidence reports on data with known truth against independent references (scipy's
+paired t-tests, a hand-computed ECE, Kumar et al.'s debiased error, statsmodels' McNemar), and one
+integration check against the configflip command (named test_integration_*)."""
 
 import json
 
@@ -37,12 +38,14 @@ def test_grid_claims_follow_known_truth(grid_csv):
     ab, cb = by["A>B@quiz"], by["C>B@quiz"]
     w = df.pivot_table(index=["template", "fewshot"], columns="model", values="score")
     for ans, (a, b) in ((ab, ("A", "B")), (cb, ("C", "B"))):
+        # named in advance: one-sided (scipy's alternative="greater" test and its one-sided interval)
         d = (w[a] - w[b]).to_numpy()
-        t = stats.ttest_1samp(d, 0.0)
+        t = stats.ttest_1samp(d, 0.0, alternative="greater")
         ci = t.confidence_interval(0.95)
+        assert ans.frequentist["sided"] == "one-sided" and np.isinf(ci.high)
         assert ans.frequentist["estimate"] == pytest.approx(d.mean())
-        assert ans.frequentist["lower"] == pytest.approx(ci.low) and ans.frequentist["upper"] == pytest.approx(ci.high)
-        assert ans.frequentist["p_value"] == pytest.approx(min(1.0, t.pvalue) if d.mean() > 0 else 1.0)
+        assert ans.frequentist["lower"] == pytest.approx(ci.low) and ans.frequentist["upper"] is None
+        assert ans.frequentist["p_value"] == pytest.approx(t.pvalue)
     assert ab.frequentist["p_value"] < 1e-4
     assert ab.verdict == "supported" and ab.perturbation["configuration"]["budget"] == 0
     # C beats B in 2 of 6 configurations, on average it loses: unsupported; the 4 reversals are the witnesses
@@ -54,7 +57,23 @@ def test_grid_claims_follow_known_truth(grid_csv):
     validate(json.loads(rep.to_json()), "review")
 
 
-def test_grid_section_equals_the_configflip_command(grid_csv, tmp_path):
+def test_default_grid_claims_are_read_off_the_data_and_two_sided(grid_csv):
+    """The default claim (best vs second best by mean score) is data-selected: scipy's two-sided t-test."""
+    path, df = grid_csv
+    rep = review(path, fast=True)
+    (c,) = rep.claims
+    assert c.claim.text == "A>B@quiz" and c.frequentist["sided"] == "two-sided"
+    w = df.pivot_table(index=["template", "fewshot"], columns="model", values="score")
+    d = (w["A"] - w["B"]).to_numpy()
+    t = stats.ttest_1samp(d, 0.0)
+    ci = t.confidence_interval(0.95)
+    assert c.frequentist["lower"] == pytest.approx(ci.low) and c.frequentist["upper"] == pytest.approx(ci.high)
+    assert c.frequentist["p_value"] == pytest.approx(t.pvalue)
+    assert c.bayesian["threshold"] == pytest.approx(0.975)
+
+
+def test_integration_grid_section_equals_the_configflip_command(grid_csv, tmp_path):
+    """Integration (bayesrank against itself): the review's flip table is `bayesrank configflip`'s."""
     path, _ = grid_csv
     rep = review(path, fast=True, claims=["A>B"])
     out = tmp_path / "cf.json"
@@ -99,21 +118,24 @@ def test_confidence_claim_on_known_truth_equals_the_calibration_command(confiden
 
     y = frame["correct"].to_numpy(float)
     expected = ece(frame["verbal"].to_numpy(), y) - ece(frame["token"].to_numpy(), y)
-    assert c.frequentist["estimate"] == pytest.approx(expected, abs=1e-12)
     assert mine["ece"]["gap"] == pytest.approx(expected, abs=1e-12)
     cards = next(s for s in rep.sections if s.key == "protocol").data["cards"]
     assert all(card["missing"] == "" for card in cards)  # every protocol field given in the records
-    # the debiased squared-error gap beside it (valid near calibration): Kumar et al.'s own code
+    # the claim decides on the debiased squared-error gap (valid near calibration): Kumar et al.'s own code
     from calibration import utils as kumar
 
     def square(conf):
         return float(kumar.unbiased_square_ce(kumar.bin(list(zip(conf, y)), kumar.get_equal_bins(conf, num_bins=10))))
 
-    deb = c.frequentist["debiased"]
-    assert deb["estimate"] == pytest.approx(square(frame["verbal"].to_numpy()) - square(frame["token"].to_numpy()),
-                                            abs=1e-12)
-    assert deb["estimate"] == pytest.approx(mine["ece2_debiased"]["gap"], abs=1e-15)
-    assert deb["supported"] and deb["upper"] < 0 and not c.notes  # agrees with the primary interval
+    f = c.frequentist
+    assert f["sided"] == "one-sided" and f["lower"] is None and "ece2_debiased" in f["interval"]
+    assert f["estimate"] == pytest.approx(square(frame["verbal"].to_numpy()) - square(frame["token"].to_numpy()),
+                                          abs=1e-12)
+    assert f["estimate"] == pytest.approx(mine["ece2_debiased"]["gap"], abs=1e-15)
+    # the one-sided 95% bound is the upper end of the two-sided 90% interval the gap table shows
+    assert f["upper"] == pytest.approx(mine["ece2_debiased"]["gap_upper"]) and f["upper"] < 0
+    assert c.perturbation["estimator"]["relative_to"] == {"what": "other estimators of the gap", "n": 4.0,
+                                                          "unit": "estimators"}
 
 
 def test_per_item_grids_get_paired_tests_equal_to_statsmodels_mcnemar(tmp_path):

@@ -1,4 +1,5 @@
-"""The pairwise report's numbers against independent references and the modules' own commands."""
+"""The pairwise report's numbers against independent references (statsmodels, scipy, independent
+refits), and one integration check against the fit command (named test_integration_*)."""
 
 import json
 
@@ -35,21 +36,25 @@ def _claim(report, text):
 
 
 def test_pair_claim_equals_statsmodels_wald_test(nba_report, nba_glm):
+    """A pair claim named with --claim is one-sided: statsmodels' Wald test with alternative 'larger'
+    (its one-sided p-value), lower bound est − Φ⁻¹(0.95)·se, no upper bound."""
     players, res = nba_glm
     c = np.zeros(len(players) - 1)
     c[players.index(A)], c[players.index(B)] = 1, -1
     est = float(c @ res.params)
     se = float(np.sqrt(c @ res.cov_params() @ c))
+    one_sided = res.t_test(c).summary_frame()  # two-sided: halve for the one-sided test in the estimate's direction
     f = _claim(nba_report, f"{A}>{B}").frequentist
-    assert f["interval"] == "fisher"  # no ties: the default interval is Fisher
+    assert f["interval"] == "fisher" and f["sided"] == "one-sided"  # no ties: the default interval is Fisher
     assert f["estimate"] == pytest.approx(est, abs=1e-8)
-    assert f["lower"] == pytest.approx(est - norm.ppf(0.975) * se, abs=1e-7)
-    assert f["upper"] == pytest.approx(est + norm.ppf(0.975) * se, abs=1e-7)
-    assert f["p_value"] == pytest.approx(2 * norm.sf(abs(est) / se), rel=1e-6)
-    assert f["supported"] == (est - norm.ppf(0.975) * se > 0)
-    # the reversed claim: same contrast, directional p-value 1 when the estimate contradicts it
+    assert f["lower"] == pytest.approx(est - norm.ppf(0.95) * se, abs=1e-7) and f["upper"] is None
+    assert f["p_value"] == pytest.approx(float(one_sided["P>|z|"].iloc[0]) / 2 if est > 0 else 1 - float(
+        one_sided["P>|z|"].iloc[0]) / 2, rel=1e-6)
+    assert f["supported"] == (est - norm.ppf(0.95) * se > 0)
+    # the reversed claim: same contrast, one-sided p-value 1 − p
     r = _claim(nba_report, f"{B}>{A}").frequentist
-    assert r["estimate"] == pytest.approx(-est) and (r["p_value"] == 1.0) == (est > 0)
+    assert r["estimate"] == pytest.approx(-est) and r["p_value"] == pytest.approx(1 - f["p_value"], rel=1e-9)
+    assert _claim(nba_report, f"{A}>{B}").bayesian["threshold"] == 0.95
 
 
 def test_top1_is_an_intersection_union_test_over_every_rival(nba_report, nba_glm):
@@ -65,12 +70,25 @@ def test_top1_is_an_intersection_union_test_over_every_rival(nba_report, nba_glm
             se = np.sqrt(cov[lead, lead] + cov[b, b] - 2 * cov[lead, b])
             p.append(min(1.0, 2 * norm.sf(d / se)))
     f = _claim(nba_report, "top1").frequentist
-    assert f["p_value"] == pytest.approx(max(p), rel=1e-6)
+    assert f["p_value"] == pytest.approx(max(p), rel=1e-6) and f["sided"] == "two-sided"
     assert f["n_contrasts"] == len(players) - 1
-    assert f["contrast"].startswith(players[lead])
+    # the displayed contrast is the binding one: its own p-value is the claim's, its interval is the
+    # two-sided 95% Wald interval of that contrast (statsmodels' covariance)
+    rival = int(np.argmax(p))
+    others = [b for b in range(len(players)) if b != lead]
+    b = others[rival]
+    assert f["contrast"] == f"{players[lead]} − {players[b]}"
+    d = theta[lead] - theta[b]
+    se = np.sqrt(cov[lead, lead] + cov[b, b] - 2 * cov[lead, b])
+    assert f["estimate"] == pytest.approx(d, abs=1e-8)
+    assert f["lower"] == pytest.approx(d - norm.ppf(0.975) * se, abs=1e-7)
+    assert f["upper"] == pytest.approx(d + norm.ppf(0.975) * se, abs=1e-7)
+    assert _claim(nba_report, "top1").bayesian["threshold"] == 0.975
 
 
-def test_leaderboard_equals_the_fit_command(nba_report, tmp_path):
+def test_integration_leaderboard_equals_the_fit_command(nba_report, tmp_path):
+    """Integration (bayesrank against itself): the review's leaderboard is `bayesrank fit`'s; the fit
+    itself is checked against statsmodels in tests/bt."""
     out = tmp_path / "fit.json"
     assert main(["fit", "nba", "--json", str(out)]) == 0
     fit = json.loads(out.read_text())
@@ -112,7 +130,8 @@ def test_perturbations_are_verified_by_an_independent_refit(nba_report):
         fit = BradleyTerry(read_comparisons(d.reset_index(drop=True))).fit("mle")
         new_leader = fit.table()["player"].iloc[0]
         assert new_leader != leader, action
-        assert p["fraction"] == pytest.approx(p["budget"] / len(df))
+        assert p["fraction_of_all"] == pytest.approx(p["budget"] / len(df))
+        assert p["fraction"] == pytest.approx(p["budget"] / p["relative_to"]["n"])
 
 
 def test_bayesian_probability_matches_the_laplace_closed_form(nba_report):
@@ -124,11 +143,12 @@ def test_bayesian_probability_matches_the_laplace_closed_form(nba_report):
     assert abs(prob["probability"] - norm.cdf(c.estimate / c.se)) < 4 * 0.0112
 
 
-def test_order_claim_uses_kendall_tau_of_resampled_orders(nba_report):
+def test_order_claim_uses_the_tau_bound_of_simultaneous_intervals(nba_report):
+    """30 teams with overlapping intervals: few pairs are significantly ordered, the Kendall τ bound is
+    far below 0.9 and nothing is supported (p = 1: no set of declarations reaches the threshold)."""
     f = _claim(nba_report, "order").frequentist
-    assert f["p_value"] is None and f["lower"] <= f["estimate"] <= f["upper"] <= 1
-    # 30 teams with overlapping intervals: resampled orders are far from identical
-    assert f["supported"] is False and f["estimate"] < 0.9
+    assert f["sided"] == "two-sided" and f["estimate"] == 1.0 and f["upper"] == 1.0
+    assert f["lower"] < 0.9 and f["supported"] is False and f["p_value"] == 1.0
 
 
 @pytest.mark.slow

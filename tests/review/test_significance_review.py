@@ -18,7 +18,7 @@ PAIR = "GPT 4>Falcon Instruct (40B)"
 
 @pytest.fixture(scope="module")
 def report():
-    return review("llmfao", fast=True, seed=0, claims=[PAIR, "top1", "order"])
+    return review("llmfao", fast=True, seed=0, claims=[PAIR, "top1", "order"], budget=60)
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +39,18 @@ def test_significance_is_lost_by_statsmodels_after_the_listed_actions(report, ro
     theta, cov = fit_glm(rows, players, "half")  # HC0: the review's sandwich, independently
     i, j = players.index(a), players.index(b)
     f = c.frequentist
-    assert f["supported"] and f["interval"] == "sandwich"
-    assert f["lower"] == pytest.approx(theta[i] - theta[j] - 1.959963984540054 * np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j]),
+    assert f["supported"] and f["interval"] == "sandwich" and f["sided"] == "one-sided"  # named in advance
+    z = 1.6448536269514722  # Φ⁻¹(0.95): the one-sided test; its significance audit uses the same z
+    assert f["lower"] == pytest.approx(theta[i] - theta[j] - z * np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j]),
                                        abs=1e-7)
     n = len(rows)
     for action, p in c.significance_perturbation.items():
         assert p["broken"] and p["verified"] and p["objective"] == f"{PAIR}+sig", action
-        assert p["objective_details"]["covariance"] == "auto" and p["fraction"] == pytest.approx(p["budget"] / n)
-        after = significance_margin(replay(rows, p["actions"]), players, [(a, b)])
-        before = significance_margin(replay(rows, p["actions"], limit=p["budget"] - 1), players, [(a, b)])
+        assert p["objective_details"]["covariance"] == "auto" and p["fraction_of_all"] == pytest.approx(p["budget"] / n)
+        assert p["fraction"] == pytest.approx(p["budget"] / c.relative_to["n"])
+        assert p["objective_details"]["z"] == pytest.approx(z)
+        after = significance_margin(replay(rows, p["actions"]), players, [(a, b)], level=0.90)  # two-sided 90% = z
+        before = significance_margin(replay(rows, p["actions"], limit=p["budget"] - 1), players, [(a, b)], level=0.90)
         assert after < 0 < before, (action, after, before)
         assert p["budget"] <= c.perturbation[action]["budget"], action  # greedy: fewer than the reversal here
 

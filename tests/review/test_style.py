@@ -79,7 +79,12 @@ def test_style_contrast_equals_a_statsmodels_glm_with_the_feature(report, battle
     f = report.claims[3].frequentist
     assert f["interval"] == "fisher (style-controlled)"
     assert f["estimate"] == pytest.approx(est, abs=1e-6)
-    assert f["upper"] - f["estimate"] == pytest.approx(1.959963984540054 * se, rel=1e-5)
+    # "solid>p2" named in advance: one-sided, lower = est − Φ⁻¹(0.95)·se, p = Φ(−est/se) (scipy)
+    from scipy.stats import norm
+
+    assert f["sided"] == "one-sided" and f["upper"] is None
+    assert f["estimate"] - f["lower"] == pytest.approx(norm.ppf(0.95) * se, rel=1e-5)
+    assert f["p_value"] == pytest.approx(norm.sf(est / se), rel=1e-4)
     beta = pd.DataFrame(next(s for s in report.sections if s.key == "style").data["style"])["coef"].iloc[0]
     assert beta == pytest.approx(params[-1], abs=1e-6)
     assert abs(beta - BETA) < 0.25  # known truth, ~5 standard errors of the estimate
@@ -158,7 +163,10 @@ def test_order_claim_audited_under_style_control(balanced):
 def test_significant_style_claim_gets_a_verified_loss_of_significance(report, battles):
     """Under style control "solid > p2" is significant (known truth: 0.6 vs 0.1); the review lists the
     smallest drop/flip/add that removes its significance: replayed on the battles and refitted by
-    statsmodels (Fisher: no ties) the contrast is no longer significant, with one battle fewer it is."""
+    statsmodels (Fisher: no ties) the contrast is no longer significant by the claim's one-sided test
+    (z = Φ⁻¹(0.95)), with one battle fewer it is."""
+    from scipy.stats import norm
+
     from bayesrank.bt.style import StyleBT
     from tests.influence.style_reference import replay, weakest_significance_margin
     from tests.influence.test_covariate_objectives import without_last_battle
@@ -173,8 +181,10 @@ def test_significant_style_claim_gets_a_verified_loss_of_significance(report, ba
         assert p["verified"] and p["objective"] == "pair:solid>p2+sig"
         assert p["objective_details"]["mode"] == "significance" and p["objective_details"]["covariance"] == "auto"
         actions = pd.DataFrame(p["actions"])
-        assert weakest_significance_margin(replay(data, actions), pair) < 0, action
-        assert weakest_significance_margin(without_last_battle(data, actions), pair) > 0, action
+        z = norm.ppf(0.95)
+        assert p["objective_details"]["z"] == pytest.approx(z)
+        assert weakest_significance_margin(replay(data, actions), pair, z=z) < 0, action
+        assert weakest_significance_margin(without_last_battle(data, actions), pair, z=z) > 0, action
     # a claim that is false under style control has no significance to lose
     top1 = next(c for c in report.claims if c.claim.text == "top1 [style-controlled]")
     assert all(p["broken"] is None and "not significant" in p["reason"] for p in top1.significance_perturbation.values())

@@ -145,7 +145,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
                 ci_aware: bool = False, level: float = 0.95, target: str | None = None,
                 goal: str | None = None, pair: tuple[str, str] | None = None,
                 objective: str | StyleObjective | None = None, fill_steps: bool | None = None,
-                lookahead: int = 16, progress=None, significance: bool = False,
+                lookahead: int = 16, progress=None, significance: bool = False, stop_early: bool = True,
                 **objective_options) -> StyleAudit:
     """Greedy influence-ranked audit with ``kind`` actions, verified by exact refits (module doc).
 
@@ -155,7 +155,8 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
     ``target``/``goal``) or, with ``pair=(A, B)``, the claim "A is ahead of B". ``ci_aware``: a
     reversal counts only when significant; ``significance``: the claim breaks when it is no longer
     significant (the state's default interval: sandwich with fractional outcomes). ``budget`` defaults
-    to 5% of the battles; ``step_cap`` (the most battles one step may act on) to 0.2% (at least 1)."""
+    to 5% of the battles; ``step_cap`` (the most battles one step may act on) to 0.2% (at least 1).
+    ``stop_early=False`` runs to the budget where the linear early stop would allow a stop."""
     t0 = time.perf_counter()
     if not state.converged:
         raise NoFiniteEstimateError("the reference fit did not converge; cannot audit it")
@@ -194,7 +195,7 @@ def style_audit(state: StyleState, kind: str = "flip", k: int = 1, budget: int |
         if not score[order[0]] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
-        if early_stop(objective) and -score[order[0]] * (budget - used) < 0.1 * curve[-1]["refit"]:
+        if stop_early and early_stop(objective) and -score[order[0]] * (budget - used) < 0.1 * curve[-1]["refit"]:
             reason = (f"not broken; stopped early (heuristic): at the best remaining rate per battle the "
                       f"{budget - used:g} battles left would close less than a tenth of the remaining margin")
             break
