@@ -21,6 +21,7 @@ SHIPPED = {
     "arena": "BSD-3-Clause AND Apache-2.0",
     "eval_grid": "MIT",
     "evalica": "Apache-2.0",
+    "items": "Apache-2.0",
     "llmfao": "CC-BY-4.0",
     "sports": "MIT",
 }
@@ -45,6 +46,7 @@ ALIASES = {
     "evalica-simple": "evalica/simple.csv",
     "lm-eval-2023": "eval_grid/lm_eval_harness_2023/lm_eval_harness_results_long.csv",
     "lm-eval-2023-raw": "eval_grid/lm_eval_harness_2023/raw",
+    "arena-bench-items": "items/arena_bench_v1_gpt4_single_scores_01.csv",
     # test fixtures (source checkout only; see TEST_ONLY)
     "atp-2023": "tennis/atp_matches_2023.csv",
     "atp-2024": "tennis/atp_matches_2024.csv",

@@ -139,8 +139,8 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
             sig = {action: _relative(lose_significance(data, pairs, action, alpha, sided), relative)
                    for action in ACTIONS}
         else:
-            sig = _not_audited("not computed: the exact loss-of-significance minimum is implemented for the exact "
-                               "McNemar test (0/1 scores without clusters)")
+            sig = _not_audited(f"not computed for the {t['test'].iloc[0]} test (the exact minimum is implemented for "
+                               "exact McNemar: 0/1 scores, no clusters)")
     v = verdict(freq["supported"], bay["probability"], threshold, _smallest_fraction(pert), fragile_below)
     if freq["supported"] != (bay["probability"] >= threshold):
         notes.append("the frequentist and the Bayesian answers disagree")

@@ -18,7 +18,7 @@ from bayesrank.items.readers import detect_format, read_items
 from .conftest import long_frame, rasch_matrix
 
 FIXTURES = Path(__file__).parents[1] / "configflip" / "fixtures"
-EEE_SCHEMA = Path(__file__).parents[1] / "datasets" / "every_eval_ever" / "instance_level_eval.schema.json"
+EEE_SCHEMA = Path(__file__).parent / "fixtures" / "every_eval_ever" / "instance_level_eval.schema.json"
 
 
 def test_inspect_eval_logs_match_the_answers_given(inspect_logs):

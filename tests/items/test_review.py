@@ -69,3 +69,32 @@ def test_bad_input_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "outside [0, 1]" in err[0] and "lines [4]" in err[0]
     assert main(["review", str(p), "--kind", "items", "--axes", "x", "--fast"]) == 2
+
+
+def test_bundled_real_benchmark_arena_bench(tmp_path):
+    """15 models × 300 questions graded 1–10 by GPT-4 (arena-hard-auto's arena-bench-v1, Apache-2.0):
+    the matrix equals an independent pandas reading; the claims' tests equal scipy's paired t test and
+    the re-grade minimum equals a direct sort of the per-item capacities."""
+    import pandas as pd
+    from scipy import stats
+
+    from bayesrank.datasets import path
+    from bayesrank.review.api import review
+
+    raw = pd.read_csv(path("arena-bench-items"))
+    wide = raw.pivot(index="item", columns="model", values="score").dropna()
+    assert wide.shape == (271, 15) and len(raw) == 4461
+    rep = review("arena-bench-items", fast=True, claims=["top1"])
+    means = wide.mean().sort_values(ascending=False)
+    lead = means.index[0]
+    ps = {b: stats.ttest_rel(wide[lead], wide[b]).pvalue for b in means.index[1:]}
+    worst = max(ps, key=ps.get)
+    f = rep.claims[0].frequentist
+    assert f["test"] == "paired t" and f["p_value"] == pytest.approx(ps[worst], rel=1e-10)
+    assert f["contrast"] == f"{lead} − {worst}"
+    # smallest re-grades over the leader's contrasts: sort of capacities y_lead and 1 − y_b
+    best = min(int(np.searchsorted(np.cumsum(np.sort(np.concatenate([wide[lead], 1 - wide[b]]))[::-1]),
+                                   (wide[lead] - wide[b]).sum() - 1e-12) + 1) for b in means.index[1:])
+    assert rep.claims[0].perturbation["flip"]["budget"] == best
+    assert rep.to_dict()["reproducibility"]["n_rows"] == 4461
+    rep.to_json(tmp_path / "r.json")
