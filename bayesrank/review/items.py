@@ -38,7 +38,7 @@ from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim, default_claims, parse_claim
 from bayesrank.review.report import ReviewReport, Section
-from bayesrank.review.verdict import verdict
+from bayesrank.review.verdict import ONE_SIDED, TWO_SIDED, probability_threshold, verdict
 
 ACTIONS = ("flip", "drop")
 TOP_HEATMAP = 12
@@ -56,6 +56,7 @@ def items_rule(level: float, fragile_below: float) -> str:
             f"informing its binding contrast, the inverse Simpson index of their shares of its paired variance (≈ the "
             f"discordant items for 0/1 scores). The smallest overturning re-grades and drops are exact minima (a sort "
             f"of the per-item contributions), each verified by recomputing the scores, so the whole range is searched. "
+            f"not converged: the NUTS posterior failed its convergence checks, also after a re-run with more tuning. "
             f"fragile: "
             f"supported, but such a perturbation exists. unsupported: the frequentist or the Bayesian answer does "
             f"not support it.")
@@ -73,17 +74,17 @@ def _smallest_fraction(pert: dict) -> float | None:
 
 def _relative(entry: dict, relative: dict) -> dict:
     """The entry's fraction against the claim's own evidence (``relative_to``, shared by the claim's
-    entries), beside the fraction of all the items (clusters) of the benchmark (``fraction_of_all``)."""
-    e = dict(entry)
-    e["fraction_of_all"] = e.get("fraction")
-    e["relative_to"] = relative
-    e["searched_to"] = e.get("budget_limit")
-    if e.get("budget") is not None:
-        e["fraction"] = e["budget"] / relative["n"]
+    entries) and of all the benchmark's items or clusters (``fraction_of_all``), as the review's
+    :func:`bayesrank.review.evidence.annotate` writes them; the minima are exact, so every unit was
+    searched (``searched_to`` = all of them)."""
+    from bayesrank.review.evidence import annotate
+
+    e = annotate(dict(entry), relative, float(entry["budget_limit"]))
+    e["searched_to"] = float(entry["budget_limit"])
     return e
 
 
-def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_below: float, prespecified: bool):
+def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_below: float, converged: bool = True):
     from bayesrank.items.frequentist import effective_units, order_tau_bound, pair_stats
     from bayesrank.items.perturb import lose_significance, overturn
     from bayesrank.review.pairwise import claim_contrasts, margins, order_holds
@@ -99,7 +100,7 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
                 "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": p, "pairs_not_separated": u,
                 "sided": "two-sided"}
         hold = order_holds(bayes.draws, means)
-        threshold = 1 - alpha / 2  # data-selected: two-sided
+        threshold = probability_threshold(level, TWO_SIDED)  # read off the data
         bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
                "threshold": threshold}
         pert = _not_audited("not audited: the order claim has no mean-score contrast to overturn")
@@ -108,22 +109,21 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
         pairs = claim_contrasts(claim, players, means)
         a = np.array([x[0] for x in pairs])
         b = np.array([x[1] for x in pairs])
-        sided = "one" if prespecified else "two"
+        sided = claim.sided  # one-sided when named in advance (--claim A>B), two-sided when read off the data
         t = pair_stats(data, a, b, level, cov)
-        pcol = "p_one_sided" if sided == "one" else "p_two_sided"
+        pcol = "p_one_sided" if sided == ONE_SIDED else "p_two_sided"
         w = int(np.argmax(t[pcol].to_numpy()))
         p_iu = float(t[pcol].iloc[w])
         holds = bool((t["estimate"] > 0).all())
         freq = {"estimate": float(t["estimate"].iloc[w]), "lower": float(t["lower"].iloc[w]),
                 "upper": float(t["upper"].iloc[w]), "p_value": p_iu, "supported": bool(holds and p_iu < alpha),
-                "interval": f"{t['test'].iloc[0]} ({'one' if sided == 'one' else 'two'}-sided p; Wald interval of the "
-                            "paired difference)" if t["test"].iloc[0] == "exact McNemar" else
-                            f"{t['test'].iloc[0]} ({sided}-sided p)",
+                "interval": f"{t['test'].iloc[0]} ({sided} p; Wald interval of the paired difference)"
+                            if t["test"].iloc[0] == "exact McNemar" else f"{t['test'].iloc[0]} ({sided} p)",
                 "contrast": f"{players[t['a'].iloc[w]]} − {players[t['b'].iloc[w]]}", "n_contrasts": len(pairs),
-                "test": str(t["test"].iloc[0]), "sided": f"{sided}-sided"}
+                "test": str(t["test"].iloc[0]), "sided": sided}
         if "n10" in t:
             freq["discordant"] = {"n10": int(t["n10"].iloc[w]), "n01": int(t["n01"].iloc[w])}
-        threshold = level if sided == "one" else 1 - alpha / 2
+        threshold = probability_threshold(level, sided)
         hold = margins(bayes.draws, pairs) > 0
         bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
                "threshold": threshold}
@@ -136,15 +136,21 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
         if not freq["supported"]:
             sig = _not_audited("not significant: no significance to lose")
         elif data.binary and data.clusters is None:
-            sig = {action: _relative(lose_significance(data, pairs, action, alpha, sided), relative)
+            sig = {action: _relative(lose_significance(data, pairs, action, alpha,
+                                                       "one" if sided == ONE_SIDED else "two"), relative)
                    for action in ACTIONS}
         else:
             sig = _not_audited(f"not computed for the {t['test'].iloc[0]} test (the exact minimum is implemented for "
                                "exact McNemar: 0/1 scores, no clusters)")
-    v = verdict(freq["supported"], bay["probability"], threshold, _smallest_fraction(pert), fragile_below)
-    if freq["supported"] != (bay["probability"] >= threshold):
+    v = verdict(freq["supported"], bay["probability"], threshold, _smallest_fraction(pert), fragile_below,
+                converged=converged)
+    if not converged:
+        notes.append("the item-response posterior failed its convergence checks (also after a re-run with more "
+                     "tuning): no verdict is issued on it")
+    elif freq["supported"] != (bay["probability"] >= threshold):
         notes.append("the frequentist and the Bayesian answers disagree")
-    return ClaimAnswer(claim, freq, bay, pert, v, threshold, notes, significance_perturbation=sig)
+    extra = {} if claim.kind == "order" else {"relative_to": relative}
+    return ClaimAnswer(claim, freq, bay, pert, v, threshold, notes, significance_perturbation=sig, extra=extra)
 
 
 def _heatmap(draws, players, order, ax):
@@ -202,18 +208,29 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
         parsed = [parse_claim(c, "items", players=players) for c in claims]
     else:
         parsed = default_claims(ranking)
-    user_pairs = {c.text for c in parsed if c.kind == "pair"} if claims else set()
     say("paired covariance, rank sets")
     cov = mean_covariance(data)
     table = model_table(data, level)
     rs, groups = rank_sets(data, level, seed)
     say("item-response model: " + ("Laplace" if fast else "NUTS"))
-    bayes = irt.fit_laplace(data, seed=seed) if fast else irt.fit_nuts(data, seed=seed, draws=draws, tune=draws,
-                                                                           chains=chains)
+    if fast:
+        bayes = irt.fit_laplace(data, seed=seed)
+    else:
+        from bayesrank.review.fits import RETRY_TARGET_ACCEPT, RETRY_TUNE_FACTOR
+
+        bayes = irt.fit_nuts(data, seed=seed, draws=draws, tune=draws, chains=chains)
+        if not bayes.diagnostics.converged:  # the review's rule: one re-run with more tuning
+            say("NUTS did not converge: re-running with more tuning")
+            first = bayes.diagnostics.line()
+            bayes = irt.fit_nuts(data, seed=seed, draws=draws, tune=RETRY_TUNE_FACTOR * draws, chains=chains,
+                                 target_accept=RETRY_TARGET_ACCEPT)
+            bayes.extra = {**(bayes.extra or {}), "rerun": {"first_run": first, "tune": RETRY_TUNE_FACTOR * draws,
+                                                            "target_accept": RETRY_TARGET_ACCEPT}}
     answers = []
     for n, claim in enumerate(parsed):
         say(f"claim {claim.text}")
-        answers.append(_claim_answer(claim, data, cov, bayes, rs, level, fragile_below, claim.text in user_pairs))
+        answers.append(_claim_answer(claim, data, cov, bayes, rs, level, fragile_below,
+                                     converged=bool(bayes.diagnostics.converged)))
     # leaderboard
     lb = table.copy()
     lb["rank"] = 1 + (means[None, :] > means[:, None]).sum(axis=1)
