@@ -23,6 +23,7 @@ COMMANDS = {
     "calibration": ("bayesrank.calibration.cli", "verbal vs token calibration gap with bootstrap CIs, paired posterior and protocol card (spec 01)"),
     "configflip": ("bayesrank.configflip.cli", "configuration-conditional rank instability (rho_flip, tau_R, orderings, ANOVA)"),
     "card": ("bayesrank.configflip.cli", "build a GRID disclosure card (JSON/YAML + Markdown) from harness outputs"),
+    "items": ("bayesrank.items.cli", "leaderboard of per-item benchmark results: intervals, rank sets, tie groups, paired tests"),
 }
 SUBCOMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 

@@ -95,10 +95,17 @@ def _review():
     return review("nba", fast=True, claims=["top1"], budget=20)
 
 
+def _items():
+    from bayesrank.items.readers import read_items
+    from bayesrank.items.result import analyze_items
+
+    return analyze_items(read_items(path("arena-bench-items"))[0])
+
+
 BUILDERS = {"LeaderboardFit (mle)": _bt_fit, "LeaderboardFit (bootstrap)": _bootstrap, "RankAnalysis": _ranks,
             "AuditReport": _audit, "StyleFit": _style, "StyleAudit": _style_audit,
             "StyleAuditReport": _style_audit_report, "HJAFit": _hja,
-            "CalibrationReport": _calibration, "GridAnalysis": _grid, "ReviewReport": _review}
+            "CalibrationReport": _calibration, "GridAnalysis": _grid, "ReviewReport": _review, "ItemsAnalysis": _items}
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
@@ -137,6 +144,7 @@ def test_every_result_class_is_covered():
     import bayesrank.influence.covariates  # noqa: F401
     import bayesrank.influence.covariates.report  # noqa: F401
     import bayesrank.influence.result  # noqa: F401
+    import bayesrank.items.result  # noqa: F401
     import bayesrank.review.report  # noqa: F401
 
     names = {c.__name__ for c in Result.__subclasses__()}
