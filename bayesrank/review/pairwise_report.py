@@ -37,7 +37,13 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                             budget=budget, progress=lambda label, n, total: say(label))
     secs, table, ranks = sections(fits, comps, level, seed, graph.advice())
     parts = {name: f.diagnostics for name, f in fits.items()}
-    notes = []
+    from bayesrank.review.clusters import proposal_note, propose
+
+    proposals = propose(comps.frame)
+    notes = [proposal_note(p) for p in proposals]
+    data_sec = next(s for s in secs if s.key == "data")
+    data_sec.text += notes
+    data_sec.data["cluster_proposals"] = proposals
     if kind == "judges":
         from bayesrank.review.judges import judge_sections
 
