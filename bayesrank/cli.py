@@ -34,10 +34,18 @@ def chosen_command(argv: list[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``error: bayesrank fit: argument --top: ... (see bayesrank fit --help)``."""
+
+    def error(self, message):
+        sys.stderr.write(f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
+        sys.exit(2)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command``'s module registered; every other command is a help-only stub.
     ``command=None`` registers no module (``bayesrank --help``, typos); ``"all"`` registers all."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bayesrank",
         description="Audit LLM leaderboards and benchmark comparisons (Bradley-Terry, HJA, calibration, config flips).",
     )
@@ -52,19 +60,51 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit codes: 0 ok, 1 a ``--fail-on`` condition, 2 bad input or an unreadable /
+    unwritable path (one line), 3 numerical failure (one line saying what to try), 130 interrupted
+    (one line; nothing half-written at a requested path); anything else keeps its traceback."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(chosen_command(argv))
     args = parser.parse_args(argv)
+    from bayesrank import outputs
+
+    previous = outputs.install_interrupt_handler()
+    try:
+        return _run(args, outputs)
+    finally:
+        outputs.restore_interrupt_handler(previous)
+
+
+def _run(args, outputs) -> int:
     from bayesrank.errors import EXIT_INPUT, EXIT_NUMERICAL, InputError, NumericalError
 
     try:
-        return int(args.func(args) or 0)
+        outputs.check_outputs({flag: (getattr(args, dest, None), kind)
+                               for dest, (flag, kind) in getattr(args, "_outputs", {}).items()})
+        code = int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return _interrupted(outputs.written())
     except (InputError, FileNotFoundError) as err:  # bad input: one clear line, no traceback
         _error_line(f"error: {err}")
+        return EXIT_INPUT
+    except OSError as err:  # reading or writing a path failed (permissions, a full disk, ...)
+        where = f"{err.filename}: " if err.filename else ""
+        _error_line(f"error: {where}{err.strerror or err}")
         return EXIT_INPUT
     except NumericalError as err:  # valid input, estimate not computable: the message says what to try
         _error_line(f"numerical failure: {err}")
         return EXIT_NUMERICAL
+    if outputs.interrupted():  # a library caught the interrupt and carried on (e.g. PyMC's sampler)
+        return _interrupted(outputs.written())
+    return code
+
+
+def _interrupted(written: list[str]) -> int:
+    from bayesrank.errors import EXIT_INTERRUPTED
+
+    done = f"; finished before it: {', '.join(written)}" if written else "; nothing was written"
+    _error_line(f"interrupted (Ctrl-C){done}")
+    return EXIT_INTERRUPTED
 
 
 def _error_line(text: str) -> None:

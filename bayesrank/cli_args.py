@@ -13,11 +13,74 @@ flag                   meaning (every command that has it)
 ``--json PATH``        write the result as JSON (validated against its schema)
 ``--plots DIR``        write the result's figures into DIR
 =====================  ===================================================================
+
+Numbers are checked when the command line is parsed (before any data are read): counts such as
+``--draws``, ``--top``, ``--n-boot`` must be integers >= 1 (``--tune`` >= 0), ``--seed`` an
+integer >= 0, ``--level`` strictly between 0 and 1. Output paths (``--json``, ``--plots``,
+``--html``, ...) are declared with :func:`declare_outputs` and checked by ``bayesrank.cli.main``
+before the command runs (:mod:`bayesrank.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
+
+
+# ----------------------------------------------------------------------------- argument types
+def _integer(text: str, minimum: int, what: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (counts: draws, chains, replicates, rows shown)."""
+    return _integer(text, 1, "an integer >= 1")
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0 (seeds, tuning steps)."""
+    return _integer(text, 0, "an integer >= 0")
+
+
+def fraction(text: str) -> float:
+    """A number strictly between 0 and 1 (levels, fractions)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text}")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = nonnegative_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def declare_outputs(p: argparse.ArgumentParser, **dests) -> None:
+    """Declare output flags: ``dest=("--flag", "file" | "folder")``; ``bayesrank.cli.main`` checks
+    them before the command runs (a folder where a file is expected, no permission, ...)."""
+    current = dict(p.get_default("_outputs") or {})
+    current.update(dests)
+    p.set_defaults(_outputs=current)
 
 
 def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: bool = True) -> None:
@@ -34,12 +97,14 @@ def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: boo
 def add_output_args(p: argparse.ArgumentParser, level: bool = True, seed: bool = True, plots: bool = True) -> None:
     """``--level``, ``--seed``, ``--json`` and ``--plots`` (as the command supports them)."""
     if level:
-        p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+        p.add_argument("--level", type=fraction, default=0.95, help="interval level (default 0.95)")
     if seed:
-        p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (integer >= 0; default 0)")
     p.add_argument("--json", default=None, metavar="PATH", help="write the result as JSON (schema-validated)")
+    declare_outputs(p, json=("--json", "file"))
     if plots:
         p.add_argument("--plots", default=None, metavar="DIR", help="write the result's figures into DIR")
+        declare_outputs(p, plots=("--plots", "folder"))
 
 
 def report_diagnostics(out, diagnostics) -> None:
@@ -59,17 +124,25 @@ def write_outputs(out, result, args, figures: dict | None = None) -> None:
         result.to_json(args.json)
         out.print(f"wrote {args.json}")
     if getattr(args, "plots", None) and figures:
-        from pathlib import Path
+        save_figures(out, args.plots, figures)
 
-        import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+def save_figures(out, folder, figures: dict) -> None:
+    """Each ``{file name: () -> Figure}`` saved into ``folder`` (whole files or none; :mod:`bayesrank.outputs`)."""
+    from pathlib import Path
 
-        folder = Path(args.plots)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, make in figures.items():
-            fig = make()
-            fig.savefig(folder / name, dpi=120)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayesrank.outputs import save_figure
+
+    folder = Path(folder)
+    for name, make in figures.items():
+        fig = make()
+        try:
+            save_figure(fig, folder / name, dpi=120)
+        finally:
             plt.close(fig)
-            out.print(f"wrote {folder / name}")
+        out.print(f"wrote {folder / name}")

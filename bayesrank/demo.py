@@ -9,6 +9,8 @@ writes ``out/review.html`` (+ ``.md``, ``.json``).
 
 from __future__ import annotations
 
+from bayesrank.cli_args import declare_outputs, nonnegative_int, positive_int
+
 DATASETS = ("arena", "llmfao", "nba")
 
 
@@ -16,12 +18,13 @@ def register(sub) -> None:
     p = sub.add_parser("demo", help="the reviewer's report on a bundled leaderboard (every fit method; writes out/review.html)")
     p.add_argument("--dataset", default="arena", choices=DATASETS)
     p.add_argument("--no-nuts", action="store_true", help="skip posterior sampling (the Bayesian answers use Laplace)")
-    p.add_argument("--draws", type=int, default=500, help="NUTS draws (and tuning steps) per chain")
-    p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--top", type=int, default=15)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--draws", type=positive_int, default=500, help="NUTS draws (and tuning steps) per chain")
+    p.add_argument("--chains", type=positive_int, default=4)
+    p.add_argument("--top", type=positive_int, default=15)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--out", default="out", metavar="DIR", help="folder for review.html, review.md, review.json")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the report's JSON here")
+    declare_outputs(p, out=("--out", "folder"), json=("--json", "file"))
     p.set_defaults(func=run)
 
 
@@ -72,10 +75,11 @@ def run(args) -> int:
     for line in methods.text[1:]:
         out.print(line)
     report_diagnostics(out, report.diagnostics)
+    from bayesrank.outputs import write_text
+
     folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "review.html").write_text(report.to_html(), encoding="utf-8")
-    (folder / "review.md").write_text(report.to_markdown(), encoding="utf-8")
+    write_text(folder / "review.html", report.to_html())
+    write_text(folder / "review.md", report.to_markdown())
     report.to_json(folder / "review.json")
     if args.json:
         report.to_json(args.json)

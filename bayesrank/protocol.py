@@ -234,8 +234,9 @@ class Result(ABC):
         validate(data, self.schema)
         text = json.dumps(data, indent=2)
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text)
+            from bayesrank.outputs import write_text
+
+            write_text(path, text)
         return text
 
     def __str__(self) -> str:

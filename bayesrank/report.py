@@ -30,10 +30,9 @@ def to_jsonable(obj):
 
 
 def write_json(obj, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_jsonable(obj), indent=2))
-    return path
+    from bayesrank.outputs import write_text
+
+    return write_text(path, json.dumps(to_jsonable(obj), indent=2))
 
 
 def console(stderr: bool = False):

@@ -11,6 +11,10 @@ import time
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
     report_diagnostics,
     write_outputs,
 )
@@ -42,20 +46,21 @@ def register(sub) -> None:
                         "the data have ties)")
     p.add_argument("--ci", default="auto", choices=("auto", "fisher", "sandwich"),
                    help="interval for --method mle (auto: sandwich when ties are scored as half-wins, else Fisher)")
-    p.add_argument("--ridge", type=float, default=0.0)
-    p.add_argument("--prior-sigma", type=float, default=None, help="ZeroSumNormal prior scale (map/laplace/nuts)")
-    p.add_argument("--n-boot", type=int, default=200)
+    p.add_argument("--ridge", type=nonnegative_float, default=0.0,
+                   help="L2 penalty on the scores (>= 0; > 0 gives finite scores when a player never won or never lost)")
+    p.add_argument("--prior-sigma", type=positive_float, default=None, help="ZeroSumNormal prior scale (map/laplace/nuts)")
+    p.add_argument("--n-boot", type=positive_int, default=200)
     p.add_argument("--bootstrap-failed", default="exclude", choices=("exclude", "ridge"),
                    help="bootstrap replicates with no finite MLE: exclude them (default) or refit with ridge 1e-6 "
                         "(counted in the diagnostics either way)")
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--draws", type=positive_int, default=1000)
+    p.add_argument("--tune", type=nonnegative_int, default=1000)
+    p.add_argument("--chains", type=positive_int, default=4)
     p.add_argument("--sampler", default="pymc", choices=("pymc", "nutpie"))
     p.add_argument("--scale", default="logit", choices=("logit", "elo"), help="display scale of the printed table")
     p.add_argument("--anchor", default=None, metavar="NAME=VALUE",
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
-    p.add_argument("--top", type=int, default=None, help="print only the top N rows")
+    p.add_argument("--top", type=positive_int, default=None, help="print only the top N rows (N >= 1)")
     add_output_args(p)
     from bayesrank.bt.style_cli import (
         add_style_args,  # standard library only at module level

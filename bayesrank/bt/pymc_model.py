@@ -24,6 +24,7 @@ import numpy as np
 
 from bayesrank.bt.likelihood import tie_model
 from bayesrank.data.aggregate import PairCounts
+from bayesrank.outputs import stop_if_interrupted
 
 #: Prior scale of θ on the logit scale. 3 logits ≈ a 95% win probability between players one
 #: prior SD apart: weakly informative for LLM/sports leaderboards (spreads of 1–4 logits).
@@ -233,6 +234,7 @@ def sample_nuts(
         if target_accept is not None:
             kwargs["target_accept"] = float(target_accept)
         dt = pm.sample(**kwargs)
+        stop_if_interrupted()  # PyMC returns the draws it has on Ctrl-C: never report a shorter chain
         if "log_likelihood" not in dt.children:
             dt = pm.compute_log_likelihood(dt, model=model, progressbar=False)
     return dt

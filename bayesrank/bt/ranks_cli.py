@@ -12,6 +12,8 @@ import time
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    nonnegative_int,
+    positive_int,
     report_diagnostics,
     write_outputs,
 )
@@ -33,17 +35,17 @@ def register(sub) -> None:
                    help="fit whose uncertainty is used (default bootstrap: battles resampled, as LMArena)")
     p.add_argument("--ties", default="auto", choices=TIES,
                    help="tie model (auto: half-wins for mle/bootstrap, Davidson for laplace/nuts when there are ties)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
-    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (nuts) or in total (laplace)")
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--n-boot", type=positive_int, default=1000, help="bootstrap replicates (default 1000)")
+    p.add_argument("--draws", type=positive_int, default=1000, help="posterior draws per chain (nuts) or in total (laplace)")
+    p.add_argument("--tune", type=nonnegative_int, default=1000)
+    p.add_argument("--chains", type=positive_int, default=4)
     p.add_argument("--critical", default="auto", choices=("auto", "gaussian", "bootstrap"),
                    help="critical values from N(0, Sigma) or the bootstrap replicates (auto: bootstrap for "
                         "--method bootstrap)")
     p.add_argument("--single-step", action="store_true", help="no stepdown refinement of the rank sets")
-    p.add_argument("--n-sim", type=int, default=10_000, help="Monte Carlo draws for Gaussian critical values")
+    p.add_argument("--n-sim", type=positive_int, default=10_000, help="Monte Carlo draws for Gaussian critical values")
     p.add_argument("--top-k", default="3,10", metavar="K[,K...]", help="report P(rank <= k) and top-k sets (default 3,10)")
-    p.add_argument("--top", type=int, default=None, help="print only the top N rows")
+    p.add_argument("--top", type=positive_int, default=None, help="print only the top N rows (N >= 1)")
     add_output_args(p)
     p.set_defaults(func=run)
 

@@ -37,7 +37,9 @@ def add_style_args(p) -> None:
     g.add_argument("--reweight", action="store_true",
                    help="inverse-propensity weights 1/max(n_pair, --min-pair-count) for uneven pair sampling "
                         "(arena-rank's reweighting; use with the sandwich interval)")
-    g.add_argument("--min-pair-count", type=float, default=50.0, metavar="N",
+    from bayesrank.cli_args import nonnegative_float
+
+    g.add_argument("--min-pair-count", type=nonnegative_float, default=50.0, metavar="N",
                    help="floor on a pair's battle count in the --reweight weights (default 50; no battle is dropped)")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics, write_outputs
+from bayesrank.cli_args import add_data_args, add_output_args, positive_int, report_diagnostics, write_outputs
 from bayesrank.errors import InputError, ProtocolWarning
 
 FORMATS = ("table", "openai", "boolq")
@@ -64,10 +64,10 @@ def register(subparsers) -> None:
     p.add_argument("--protocol", default=None, help="constant protocol fields, e.g. provenance=self_generated,scored_answer=generated,readout=T1,context=bare")
     p.add_argument("--word-map", default=None, help="verbal phrases -> probability, e.g. 'very certain=0.9,uncertain=0.4'")
     p.add_argument("--token-readout", default="T2_yesno_normalized", choices=["T2_yesno_normalized", "T2_yesno_raw"], help="BoolQ files only")
-    p.add_argument("--n-boot", type=int, default=500, help="paired bootstrap resamples (default 500)")
+    p.add_argument("--n-boot", type=positive_int, default=500, help="paired bootstrap resamples (default 500)")
     add_output_args(p)
     p.add_argument("--no-posterior", action="store_true", help="skip the paired PyMC posterior (bootstrap only)")
-    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (2 chains; tune = draws)")
+    p.add_argument("--draws", type=positive_int, default=1000, help="posterior draws per chain (2 chains; tune = draws)")
     p.add_argument("--sampler", default="auto", choices=["auto", "pymc", "nutpie"], help="NUTS implementation (auto: nutpie when installed)")
     p.add_argument("--strict", action="store_true", help="unspecified protocol fields are an input error (exit 2), not a warning")
     p.set_defaults(func=run)

@@ -244,8 +244,12 @@ def sample_model(model, *, draws=1000, tune=1000, chains=2, seed=0, nuts_sampler
             nuts_sampler = "pymc"
     with model:  # nutpie: low-rank mass matrix adaptation (the knot slopes are correlated)
         kw = {"nuts": {"adaptation": "low_rank"}} if nuts_sampler == "nutpie" else {"target_accept": target_accept}
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=progressbar,
-                         compute_convergence_checks=False, nuts_sampler=nuts_sampler, **kw), nuts_sampler
+        trace = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=progressbar,
+                          compute_convergence_checks=False, nuts_sampler=nuts_sampler, **kw)
+    from bayesrank.outputs import stop_if_interrupted
+
+    stop_if_interrupted()  # PyMC returns the draws it has on Ctrl-C: never report a shorter chain
+    return trace, nuts_sampler
 
 
 @dataclass

@@ -174,15 +174,16 @@ def write_card(card: dict, path: str | Path, markdown: bool = True) -> Path:
     """Write JSON (``.json``) or YAML (``.yaml``/``.yml``), and the Markdown rendering beside it (``.md``)."""
     import yaml
 
+    from bayesrank.outputs import write_text
+
     validate_card(card)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix in (".yaml", ".yml"):
-        path.write_text(yaml.safe_dump(card, sort_keys=False, allow_unicode=True))
+        write_text(path, yaml.safe_dump(card, sort_keys=False, allow_unicode=True))
     else:
-        path.write_text(json.dumps(card, indent=2))
+        write_text(path, json.dumps(card, indent=2))
     if markdown:
-        path.with_suffix(".md").write_text(render_markdown(card))
+        write_text(path.with_suffix(".md"), render_markdown(card))
     return path
 
 

@@ -9,7 +9,16 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import (
+    add_data_args,
+    add_output_args,
+    declare_outputs,
+    fraction,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+    report_diagnostics,
+)
 from bayesrank.errors import InputError
 
 FORMATS = ("csv", "lm-eval", "lm-eval-samples", "inspect", "inspect-items", "helm")  # = readers.FORMATS
@@ -145,26 +154,31 @@ def _plots(res, folder: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from bayesrank.outputs import save_figure
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+
+    def save(fig, name):
+        try:
+            save_figure(fig, folder / name, dpi=120)
+        finally:
+            plt.close(fig)
+
     for b in res.results:
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in b)
         for kind, name in (("flips", "flips"), ("orderings", "orderings")):
-            fig = res.plot(benchmark=b, kind=kind)
-            fig.savefig(folder / f"{name}_{safe}.png", dpi=120)
-            plt.close(fig)
+            save(res.plot(benchmark=b, kind=kind), f"{name}_{safe}.png")
     if any(r.anova is not None for r in res.results.values()):
-        fig = res.plot(kind="anova")
-        fig.savefig(folder / "anova_shares.png", dpi=120)
-        plt.close(fig)
+        save(res.plot(kind="anova"), "anova_shares.png")
     if res.paired is not None:
-        fig = res.paired.plot()
-        fig.savefig(folder / "paired_tests.png", dpi=120)
-        plt.close(fig)
+        save(res.paired.plot(), "paired_tests.png")
 
 
 def _run_card(args) -> int:
+    from bayesrank.outputs import check_file
     from bayesrank.report import console
+
+    check_file(Path(args.out).with_suffix(".md"), "--out (its Markdown twin)")
 
     from .card import build_card, write_card
     from .grid import EvalGrid
@@ -211,26 +225,26 @@ def register(subparsers) -> None:
     p.add_argument("--benchmarks", default=None, help="comma-separated subset of benchmarks")
     p.add_argument("--range", default=None, help="filter, e.g. 'template!=cot,decoding=greedy', or a named range "
                                                "('full', 'core' = spec 03's template!=cot,decoding=greedy)")
-    p.add_argument("--tol", type=float, default=0.0, help="score differences within tol count as ties")
+    p.add_argument("--tol", type=nonnegative_float, default=0.0, help="score differences within tol count as ties")
     p.add_argument("--anova-axes", default=None,
                    help="execution axes of the ANOVA (default: axes named template/decoding/few-shot; the others, "
                         "e.g. scoring and harness, get separate analyses)")
-    p.add_argument("--anova-order", type=int, default=None, help="highest interaction order (default: all that "
+    p.add_argument("--anova-order", type=positive_int, default=None, help="highest interaction order (default: all that "
                                                                  "leave residual df)")
     p.add_argument("--anova-pooled", action="store_true", help="also pool all benchmarks into one ANOVA with "
                                                                "benchmark as an additive block")
     p.add_argument("--posterior", choices=["none", "mle", "nuts"], default="none",
                    help="flip probabilities: no-pooling twin (mle) or hierarchical PyMC model (nuts)")
-    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
-    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--draws", type=positive_int, default=1000, help="posterior draws per chain (default 1000)")
+    p.add_argument("--tune", type=nonnegative_int, default=1000, help="tuning steps per chain (default 1000)")
+    p.add_argument("--chains", type=positive_int, default=2)
     p.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto",
                    help="NUTS implementation (auto: nutpie when installed, else PyMC)")
     p.add_argument("--claim", action="append", default=None, metavar="A>B",
                    help="paired per-item tests of 'A beats B' in every configuration (repeatable; needs per-item data)")
     p.add_argument("--cluster-col", default=None, help="per-item column grouping items (cluster-robust tests)")
-    p.add_argument("--power", type=float, default=0.8, help="power for the minimum detectable effect (default 0.8)")
-    p.add_argument("--n-boot", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
+    p.add_argument("--power", type=fraction, default=0.8, help="power for the minimum detectable effect (default 0.8)")
+    p.add_argument("--n-boot", type=positive_int, default=2000, help="paired bootstrap resamples (default 2000)")
     p.add_argument("--no-score-range", action="store_true", help="scores are not fractions in [0, 1]")
     add_output_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="print the ANOVA tables")
@@ -246,4 +260,5 @@ def register(subparsers) -> None:
     c.add_argument("--no-score-range", action="store_true")
     c.add_argument("--out", default="out/grid_card.json", help=".json or .yaml; the .md rendering is written beside")
     add_output_args(c, level=False, seed=False, plots=False)
+    declare_outputs(c, out=("--out", "file"))
     c.set_defaults(func=_run_card)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
+from bayesrank.outputs import stop_if_interrupted
 from bayesrank.protocol import Diagnostics, Result
 
 from .grid import MODEL, N_CORRECT, N_ITEMS, EvalGrid, config_label
@@ -237,6 +238,7 @@ class FlipPosterior:
             idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=max(cores, 1),
                                   seed=random_seed, target_accept=target_accept, progress_bar=progressbar)
             sampler = f"nutpie-{backend}"
+        stop_if_interrupted()  # a sampler that returns the draws it has on Ctrl-C: no shorter chain reported
         diag = Diagnostics.sampler(f"NUTS ({sampler})", idata, var_names=self.diagnostic_vars())
         eta = idata["posterior"]["eta"].stack(sample=("chain", "draw")).transpose("sample", "player", "config")
         return FlipResult(self, eta.to_numpy(), method="nuts", idata=idata, diagnostics=diag)

@@ -7,9 +7,13 @@ in-memory reader (:func:`bayesrank.data.read_comparisons`: same formats, validat
 and exclusion counting) and :func:`bayesrank.data.aggregate.aggregate`, and sums the per-batch
 counts. Memory is O(batch_rows + pairs), not O(rows).
 
-Row numbers in errors and exclusion examples are 0-based data rows within the named file, as the
-in-memory reader reports them for that file read alone. :func:`aggregate_dask` runs the same
-per-batch step (:func:`count_frame`) on every partition of a Dask dataframe.
+Errors and exclusion examples name the file and the line (CSV/TSV, 1-based as an editor shows it;
+found by one pass over that file only when a message needs it) or the record (Parquet, 1-based),
+as the in-memory reader names them for that file read alone. The column vocabulary
+(``columns=``, ``outcome_map=``, ``judge_cols=``) is the in-memory reader's; the layout is decided
+once from the first file's columns. :func:`aggregate_dask` runs the same per-batch step
+(:func:`count_frame`) on every partition of a Dask dataframe (places: ``partition N`` and its
+index labels).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from bayesrank.data.aggregate import PairCounts
-from bayesrank.data.readers import _SIGNATURES, FORMATS, detect_format, read_comparisons
+from bayesrank.data.origin import Origin
+from bayesrank.data.readers import _SIGNATURES, FORMATS, _signature, _undetected, mapped_layout, read_comparisons
 from bayesrank.errors import ExclusionLog, InputError
 
 #: file suffix -> pyarrow.dataset file kind
@@ -40,6 +45,7 @@ class StreamedCounts(PairCounts):
     rows: int = 0
     files: list[str] = field(default_factory=list)
     format: str = ""
+    notes: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (f"StreamedCounts({self.rows} rows in {len(self.files)} files, format {self.format}: "
@@ -86,29 +92,63 @@ def list_files(source) -> list[Path]:
     return files
 
 
-def _dataset(files: list[Path], kind: str, string_columns=()):
+def _text_options(files: list[Path], kind: str) -> tuple[str, str]:
+    """(delimiter, encoding) of CSV/TSV files, sniffed from the first file's first lines (as the
+    in-memory reader does); every file must share them."""
+    from bayesrank.data.tables import _HEAD, _bom_encoding, decode, sniff_delimiter
+
+    options = None
+    for f in files:
+        if f.stat().st_size == 0:
+            raise InputError(f"{f}: empty file (0 bytes); expected a header line and data rows")
+        with open(f, "rb") as fh:
+            head = fh.read(_HEAD)
+        if not head.strip():
+            raise InputError(f"{f}: empty file (only blank lines); expected a header line and data rows")
+        cut = head if len(head) < _HEAD else head[: head.rfind(b"\n") + 1] or head
+        text, encoding, _ = decode(cut, f)
+        here = (sniff_delimiter(text, kind), "utf8" if encoding in ("utf-8", "utf-8-sig") else encoding)
+        if _bom_encoding(head) not in (None, "utf-8-sig"):
+            raise InputError(f"{f}: {_bom_encoding(head)} files cannot be streamed; save the file as UTF-8")
+        if options is None:
+            options = here
+        elif here != options:
+            raise InputError(f"{f}: delimiter/encoding {here} differ from the first file's {options}; stream files "
+                             "written the same way")
+    return options
+
+
+def _dataset(files: list[Path], kind: str, string_columns=(), options=(",", "utf8")):
     """A ``pyarrow.dataset`` over ``files``. CSV/TSV: pandas' missing-value strings are nulls (as
     ``pd.read_csv`` reads them) and player columns are read as text in every file."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.dataset as pds
 
-    if kind == "parquet":
-        return pds.dataset([str(f) for f in files], format="parquet")
-    from pandas._libs.parsers import STR_NA_VALUES
+    try:
+        if kind == "parquet":
+            return pds.dataset([str(f) for f in files], format="parquet")
+        from pandas._libs.parsers import STR_NA_VALUES
 
-    fmt = pds.CsvFileFormat(
-        parse_options=pcsv.ParseOptions(delimiter="\t" if kind == "tsv" else ","),
-        convert_options=pcsv.ConvertOptions(null_values=sorted(STR_NA_VALUES), strings_can_be_null=True,
-                                            column_types={c: pa.string() for c in string_columns}),
-        read_options=pcsv.ReadOptions(block_size=32 << 20),
-    )
-    return pds.dataset([str(f) for f in files], format=fmt)
+        delimiter, encoding = options
+        fmt = pds.CsvFileFormat(
+            parse_options=pcsv.ParseOptions(delimiter=delimiter),
+            convert_options=pcsv.ConvertOptions(null_values=sorted(STR_NA_VALUES), strings_can_be_null=True,
+                                                column_types={c: pa.string() for c in string_columns}),
+            read_options=pcsv.ReadOptions(block_size=32 << 20, encoding=encoding),
+        )
+        return pds.dataset([str(f) for f in files], format=fmt)
+    except pa.ArrowException as err:
+        raise InputError(f"cannot read {files[0].parent if len(files) > 1 else files[0]}: "
+                         f"{str(err).splitlines()[0]} (a truncated or partial file?)") from None
 
 
-def _columns_for(fmt: str, names: list[str], judge: str | None) -> list[str]:
-    required = dict(_SIGNATURES)[fmt]
-    wanted = [*required, *OPTIONAL_COLUMNS, *([judge] if judge else [])]
+def _columns_for(fmt: str, names: list[str], judge: str | None, layout=None) -> list[str]:
+    if layout is not None:
+        wanted = [c for c in layout.columns.values()] + list(layout.judge_cols) + list(OPTIONAL_COLUMNS)
+    else:
+        wanted = [*dict(_SIGNATURES)[fmt], *OPTIONAL_COLUMNS]
+    wanted += [judge] if judge else []
     return [c for c in names if c in wanted]
 
 
@@ -128,16 +168,32 @@ def _to_pandas(batches, categorical):
 
 def _batches(fragment, columns, batch_rows: int, categorical=()):
     """Record batches of one file re-chunked to about ``batch_rows`` rows, as pandas frames."""
+    import pyarrow as pa
+
     pending, n = [], 0
-    for batch in fragment.to_batches(columns=columns, batch_size=batch_rows, batch_readahead=1,
-                                     fragment_readahead=1):
-        pending.append(batch)
-        n += batch.num_rows
-        if n >= batch_rows:
-            yield _to_pandas(pending, categorical)
-            pending, n = [], 0
+    try:
+        for batch in fragment.to_batches(columns=columns, batch_size=batch_rows, batch_readahead=1,
+                                         fragment_readahead=1):
+            pending.append(batch)
+            n += batch.num_rows
+            if n >= batch_rows:
+                yield _to_pandas(pending, categorical)
+                pending, n = [], 0
+    except pa.ArrowException as err:
+        raise InputError(f"{fragment.path}: {str(err).splitlines()[0]}") from None
     if n:
         yield _to_pandas(pending, categorical)
+
+
+def _file_origin(path: Path, kind: str, options) -> Origin:
+    """File lines (CSV/TSV: found by one pass over the file when a message needs them) or records."""
+    if kind == "parquet":
+        return Origin(source=path.name, unit="record")
+    from bayesrank.data.tables import _csv_line_starts
+
+    delimiter, encoding = options
+    return Origin(source=path.name, unit="line", lines=lambda: _csv_line_starts(
+        path.read_bytes().decode("utf-8" if encoding == "utf8" else encoding).lstrip("\ufeff"), delimiter))
 
 
 class _CountAccumulator:
@@ -177,17 +233,22 @@ class _CountAccumulator:
                           wins_j=np.ascontiguousarray(c[:, 1]), ties=np.ascontiguousarray(c[:, 2]))
 
 
-def count_frame(df, fmt: str, label: str, judge=None, on_invalid="raise", **reader_kwargs):
+def count_frame(df, fmt: str, label: str, judge=None, on_invalid="raise", origin: Origin | None = None,
+                **reader_kwargs):
     """One batch (a pandas frame) -> (:class:`PairCounts`, :class:`ExclusionLog`) through the
-    in-memory reader; errors and exclusion examples are prefixed with ``label`` (a file name or a
-    partition), row numbers are the frame's index labels."""
+    in-memory reader. With ``origin`` (the batch's file), errors and exclusion examples name that
+    file's lines; without, they are prefixed with ``label`` (a partition) and name index labels."""
+    fmt = "auto" if fmt == "mapped" else fmt
     try:
-        comps = read_comparisons(df, format=fmt, judge=judge, on_invalid=on_invalid, **reader_kwargs)
+        comps = read_comparisons(df, format=fmt, judge=judge, on_invalid=on_invalid, origin=origin,
+                                 source=origin.source if origin is not None else "<frame>", **reader_kwargs)
     except InputError as err:
-        raise InputError(f"{label}: {err}") from None
-    log = ExclusionLog()
+        raise InputError(str(err) if origin is not None else f"{label}: {err}") from None
+    log = ExclusionLog(unit="")
     for reason, n in comps.excluded.counts.items():
-        log.add(reason, n, [f"{label}:{r}" for r in comps.excluded.examples.get(reason, [])])
+        places = comps.excluded.examples.get(reason, [])
+        log.add(reason, n, [f"{label} {comps.excluded.unit[:-1] if comps.excluded.unit else ''} {r}".replace("  ", " ")
+                            for r in places])
     return comps.aggregate(), log
 
 
@@ -196,20 +257,33 @@ def _merge(into: ExclusionLog, other: ExclusionLog) -> None:
         into.add(reason, n, other.examples.get(reason, []))
 
 
-def _stream_format(names, format: str) -> str:
-    import pandas as pd
+def _stream_layout(names, format: str, mapping: dict):
+    """(format, layout): a named row format (layout None), or ``"mapped"`` and the column mapping
+    decided from the first file's columns and the vocabulary (``columns=``, ``judge_cols=``)."""
+    from bayesrank.data.columns import parse_columns, parse_judge_cols
 
-    fmt = detect_format(pd.DataFrame(columns=list(map(str, names)))) if format == "auto" else format
-    if fmt not in FORMATS or fmt == "arena_counts":
-        raise InputError(f"format {fmt!r} cannot be streamed; streaming reads row formats "
+    names = list(map(str, names))
+    columns = parse_columns(mapping.get("columns"))
+    judge_cols = parse_judge_cols(mapping.get("judge_cols"))
+    if format == "arena_counts":
+        raise InputError(f"format {format!r} cannot be streamed; streaming reads row formats "
                          f"{[f for f in FORMATS if f != 'arena_counts']} (pair-count JSON is already aggregated)")
-    return fmt
+    if format != "auto" and format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; expected one of {FORMATS}")
+    fmt = _signature(names) if format == "auto" else format
+    if fmt and not judge_cols and set(columns) <= {"judge", "weight", "cluster"}:
+        return fmt, None
+    lay = mapped_layout(names, fmt or "auto", columns, judge_cols, {})
+    if lay is None:
+        raise InputError(_undetected(names, "the first file"))
+    return "mapped", lay
 
 
-def _result(acc: "_CountAccumulator", log: ExclusionLog, rows: int, files: list[str], fmt: str) -> "StreamedCounts":
+def _result(acc: "_CountAccumulator", log: ExclusionLog, rows: int, files: list[str], fmt: str,
+            notes=()) -> "StreamedCounts":
     pc = acc.result()
     return StreamedCounts(pc.players, pc.i, pc.j, pc.wins_i, pc.wins_j, pc.ties, excluded=log, rows=rows,
-                          files=files, format=fmt)
+                          files=files, format=fmt, notes=list(notes))
 
 
 def aggregate_files(source, format: str = "auto", judge: str | None = None, on_invalid: str = "raise",
@@ -222,33 +296,54 @@ def aggregate_files(source, format: str = "auto", judge: str | None = None, on_i
     """
     files = list_files(source)
     kind = SUFFIXES[_suffix(files[0])]
-    names = _dataset(files, kind).schema.names  # the first file's columns
+    options = _text_options(files, kind) if kind != "parquet" else (",", "utf8")
+    try:
+        names = _dataset(files[:1], kind, options=options).schema.names  # the first file's columns
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 (pyarrow: a damaged first file)
+        raise InputError(f"{files[0]}: {str(err).splitlines()[0]}") from None
     import pandas as pd
 
-    fmt = _stream_format(names, format)
-    required = dict(_SIGNATURES)[fmt]
-    player_cols = [c for c in required if c in ("model_a", "model_b", "left", "right", "generator_1", "generator_2",
-                                                  "winner_name", "loser_name", "home_team", "away_team")]
-    dataset = _dataset(files, kind, string_columns=player_cols)
-    columns = _columns_for(fmt, names, judge)
-    acc, log, rows = _CountAccumulator(), ExclusionLog(), 0
+    mapping = {k: reader_kwargs.pop(k) for k in ("columns", "outcome_map", "judge_cols") if k in reader_kwargs}
+    fmt, layout = _stream_layout(names, format, mapping)
+    if layout is not None:
+        required = [c for c in layout.columns.values()] + list(layout.judge_cols)
+        player_cols = [layout.columns[k] for k in ("a", "b", "pair", "judge", "outcome") if k in layout.columns]
+        player_cols += list(layout.judge_cols)
+        reader_kwargs.update(columns=dict(layout.columns), judge_cols=list(layout.judge_cols),
+                             outcome_map=mapping.get("outcome_map"))
+    else:
+        required = dict(_SIGNATURES)[fmt]
+        player_cols = [c for c in required if c in ("model_a", "model_b", "left", "right", "generator_1",
+                                                      "generator_2", "winner_name", "loser_name", "home_team",
+                                                      "away_team")]
+    dataset = _dataset(files, kind, string_columns=player_cols, options=options)
+    columns = _columns_for(fmt, names, judge, layout)
+    acc, log, rows = _CountAccumulator(), ExclusionLog(unit=""), 0
     for fragment in dataset.get_fragments():
         path = Path(fragment.path)
-        missing = sorted(set(required) - set(fragment.physical_schema.names))
+        try:
+            have = fragment.physical_schema.names
+        except Exception as err:  # noqa: BLE001 (pyarrow: a damaged file)
+            raise InputError(f"{path}: {str(err).splitlines()[0]} (a truncated or partial file?)") from None
+        missing = sorted(set(required) - set(have))
         if missing:
-            raise InputError(f"{path}: format {fmt!r} needs column(s) {missing}; "
-                             f"the file has {fragment.physical_schema.names}")
+            raise InputError(f"{path}: the columns {missing} are missing (the first file has them); the file has {have}")
+        origin = _file_origin(path, kind, options)
         start = 0
-        for df in _batches(fragment, columns, batch_rows, categorical=player_cols):
+        for df in _batches(fragment, [c for c in columns if c in have], batch_rows, categorical=player_cols):
             df.index = pd.RangeIndex(start, start + len(df))
-            pc, excluded = count_frame(df, fmt, path.name, judge=judge, on_invalid=on_invalid, **reader_kwargs)
+            pc, excluded = count_frame(df, fmt, path.name, judge=judge, on_invalid=on_invalid, origin=origin,
+                                       **reader_kwargs)
             acc.add(pc)
             _merge(log, excluded)
             start += len(df)
         rows += start
     if rows == 0:
         raise InputError(f"no comparisons: {source} has 0 rows")
-    return _result(acc, log, rows, [str(f) for f in files], fmt)
+    notes = [f"columns read as: {layout.assumed} (= {layout.flag()})"] if layout is not None and layout.assumed else []
+    return _result(acc, log, rows, [str(f) for f in files], fmt, notes)
 
 
 def aggregate_dask(ddf, format: str = "auto", judge: str | None = None, on_invalid: str = "raise",
@@ -259,8 +354,12 @@ def aggregate_dask(ddf, format: str = "auto", judge: str | None = None, on_inval
     Errors and exclusion examples name ``partition N`` and the partition's index labels."""
     import dask
 
-    fmt = _stream_format(ddf.columns, format)
-    columns = _columns_for(fmt, list(map(str, ddf.columns)), judge)
+    mapping = {k: reader_kwargs.pop(k) for k in ("columns", "outcome_map", "judge_cols") if k in reader_kwargs}
+    fmt, layout = _stream_layout(ddf.columns, format, mapping)
+    if layout is not None:
+        reader_kwargs.update(columns=dict(layout.columns), judge_cols=list(layout.judge_cols),
+                             outcome_map=mapping.get("outcome_map"))
+    columns = _columns_for(fmt, list(map(str, ddf.columns)), judge, layout)
 
     def count(part, n):
         if len(part) == 0:
@@ -270,7 +369,7 @@ def aggregate_dask(ddf, format: str = "auto", judge: str | None = None, on_inval
         return pc, log, len(part)
 
     tasks = [dask.delayed(count)(part, n) for n, part in enumerate(ddf.to_delayed())]
-    acc, log, rows = _CountAccumulator(), ExclusionLog(), 0
+    acc, log, rows = _CountAccumulator(), ExclusionLog(unit=""), 0
     for done in dask.compute(*tasks):
         if done is None:
             continue

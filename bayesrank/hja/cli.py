@@ -9,6 +9,8 @@ from __future__ import annotations
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    nonnegative_float,
+    positive_int,
     report_diagnostics,
     write_outputs,
 )
@@ -31,9 +33,9 @@ def register(subparsers) -> None:
     p.add_argument("--method", choices=("mle", "laplace", "nuts"), default="mle")
     p.add_argument("--information", choices=("fisher", "observed"), default="fisher",
                    help="--method mle: expected (fisher, default) or observed information for the Wald intervals")
-    p.add_argument("--min-per-judge", type=float, default=20.0, help="minimum comparisons per judge")
-    p.add_argument("--draws", type=int, default=1000, help="NUTS draws per chain (and as many tuning steps)")
-    p.add_argument("--chains", type=int, default=2, help="NUTS chains")
+    p.add_argument("--min-per-judge", type=nonnegative_float, default=20.0, help="minimum comparisons per judge")
+    p.add_argument("--draws", type=positive_int, default=1000, help="NUTS draws per chain (and as many tuning steps)")
+    p.add_argument("--chains", type=positive_int, default=2, help="NUTS chains")
     p.add_argument("--sampler", choices=("nutpie", "pymc"), default=None,
                    help="NUTS implementation (default: nutpie when installed)")
     p.add_argument("--no-check", action="store_true",

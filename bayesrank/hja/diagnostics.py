@@ -81,8 +81,7 @@ def plot_judges(fit, path=None, ax=None):
     ax.set_title(f"HJA judges (rank {fit.rank}, {fit.method}); red = high influence")
     fig.tight_layout()
     if path:
-        from pathlib import Path
+        from bayesrank.outputs import save_figure
 
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)
     return fig

@@ -32,6 +32,7 @@ import pytensor.tensor as pt
 
 from bayesrank.hja.anchor import HJAParams, constraint_violations, sign_anchors
 from bayesrank.hja.data import JudgePairCounts
+from bayesrank.outputs import stop_if_interrupted
 
 
 def _orthonormalise(Z):
@@ -331,6 +332,7 @@ def fit_nuts(hja, draws: int = 1000, tune: int = 1000, chains: int = 2, cores: i
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores if cores is not None else min(chains, 2),
                           random_seed=seed, initvals=initial_point(mle), progressbar=progressbar,
                           compute_convergence_checks=False, mp_ctx=pymc_mp_ctx(), **kw)
+        stop_if_interrupted()  # PyMC returns the draws it has on Ctrl-C: never report a shorter chain
         if log_likelihood and "log_likelihood" not in idata.children:
             idata = pm.compute_log_likelihood(idata, model=model, progressbar=False)
     post = idata["posterior"]

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import contextlib
 
-from bayesrank.cli_args import add_data_args, add_output_args, report_diagnostics
+from bayesrank.cli_args import (
+    add_data_args,
+    add_output_args,
+    fraction,
+    nonnegative_float,
+    positive_float,
+    positive_int,
+    report_diagnostics,
+)
 from bayesrank.errors import InputError
 
 ACTIONS_HELP = (
@@ -41,18 +49,18 @@ def register(subparsers) -> None:
                         "not with --ci-aware")
     p.add_argument("--target", default=None, help="player to promote/demote (top-k objectives)")
     p.add_argument("--goal", default=None, choices=("promote", "demote"))
-    p.add_argument("--budget", type=int, default=None, help="max actions (matches) per audit (default 5%% of N)")
+    p.add_argument("--budget", type=positive_int, default=None, help="max actions (matches) per audit (default 5%% of N)")
     p.add_argument("--ci-mode", default=None, choices=("inflate", "reduce"),
                    help="CI objectives: inflate (attack, default for drop/flip) or reduce (constructive, default for add)")
-    p.add_argument("--ci-ratio", type=float, default=None, help="variance ratio that counts as reached (1.5 / 0.5)")
-    p.add_argument("--tau-threshold", type=float, default=0.9)
+    p.add_argument("--ci-ratio", type=positive_float, default=None, help="variance ratio that counts as reached (1.5 / 0.5)")
+    p.add_argument("--tau-threshold", type=fraction, default=0.9)
     p.add_argument("--ties", default="half", choices=("half", "drop"))
-    p.add_argument("--ridge", type=float, default=0.0)
-    p.add_argument("--min-matches", type=int, default=None,
+    p.add_argument("--ridge", type=nonnegative_float, default=0.0)
+    p.add_argument("--min-matches", type=positive_int, default=None,
                    help="restrict to the finite-MLE core (players with ≥ this many matches); excluded rows are reported")
     p.add_argument("--robustness", action="store_true",
                    help="also run the audits behind R_top1, R_tau and R_CI (attack direction; see docs)")
-    p.add_argument("--certify", type=int, default=None, metavar="S",
+    p.add_argument("--certify", type=positive_int, default=None, metavar="S",
                    help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     add_output_args(p, level=True, seed=True, plots=True)
     from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level

@@ -56,7 +56,6 @@ def plot_player_removal(table: pd.DataFrame, ax=None):
 def save_audit_plots(report, outdir) -> list[Path]:
     """Write the figures of an :class:`~bayesrank.influence.result.AuditReport` to ``outdir``."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
     paths = []
     figures = [("influence_distribution.png", lambda ax: plot_influence_distribution(report.state, report.influence_objective(), ax)),
                ("objective_vs_budget.png", lambda ax: plot_budget_curves(report.audits, ax))]
@@ -67,6 +66,10 @@ def save_audit_plots(report, outdir) -> list[Path]:
         draw(ax)
         fig.tight_layout()
         paths.append(outdir / name)
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+        from bayesrank.outputs import save_figure
+
+        try:
+            save_figure(fig, paths[-1], dpi=110)
+        finally:
+            plt.close(fig)
     return paths

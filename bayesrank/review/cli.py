@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from bayesrank.cli_args import add_data_args
+from bayesrank.cli_args import add_data_args, declare_outputs, fraction, nonnegative_int, positive_int
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
 KINDS = ("pairwise", "judges", "grid", "confidence", "items")
@@ -32,18 +32,19 @@ def register(sub) -> None:
                    help="top1 | topk:K | A>B | order (pairwise, judges); A>B[@BENCHMARK] (grid); verbal-better "
                         "(confidence). Repeat for several; default: top1, topk:3 (topk:5 with ≥ 20 players) and "
                         "each adjacent pair of the top 5")
-    p.add_argument("--level", type=float, default=0.95, help="level of every interval and test (default 0.95)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--fragile-below", type=float, default=0.01, metavar="FRACTION",
+    p.add_argument("--level", type=fraction, default=0.95, help="level of every interval and test (default 0.95)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (integer >= 0; default 0)")
+    p.add_argument("--fragile-below", type=fraction, default=0.01, metavar="FRACTION",
                    help="a supported claim overturned by fewer than this fraction of its evidence (the effective "
                         "comparisons informing it) is fragile (0.01)")
-    p.add_argument("--budget", type=int, default=None,
+    p.add_argument("--budget", type=positive_int, default=None,
                    help="audit budget per claim and action in comparisons (default: max(5%%, --fragile-below) of the "
                         "claim's evidence); below --fragile-below of it a claim without a witness is 'not searched'")
     p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
+    declare_outputs(p, html=("--html", "file"), md=("--md", "file"), json=("--json", "file"))
     from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level
 
     add_style_model_args(p, "also answer every claim under style control (per-battle feature columns of each side, "
@@ -108,8 +109,6 @@ def _grid_options(args) -> dict:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from bayesrank.cli_args import report_diagnostics
@@ -137,11 +136,12 @@ def run(args) -> int:
     for n in report.notes:
         out.print(Text(n, style="yellow"))
     report_diagnostics(out, report.diagnostics)
+    from bayesrank.outputs import write_text
+
     for flag, writer in (("html", report.to_html), ("md", report.to_markdown)):
         target = getattr(args, flag)
         if target:
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            Path(target).write_text(writer(), encoding="utf-8")
+            write_text(target, writer())
             out.print(f"wrote {target}")
     if args.json:
         report.to_json(args.json)

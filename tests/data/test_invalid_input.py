@@ -1,4 +1,7 @@
-"""Bad input raises InputError naming the row/column; ``on_invalid="exclude"`` counts every excluded row."""
+"""Bad input raises InputError naming the row/column; ``on_invalid="exclude"`` counts every excluded row.
+
+A DataFrame's rows are named by their index labels (``row 2 (DataFrame index)``); files by their
+1-based lines (tests/data/test_file_lines.py)."""
 
 import numpy as np
 import pandas as pd
@@ -31,7 +34,10 @@ def test_unknown_outcome_label_names_rows_and_label():
     with pytest.raises(InputError) as e:
         Comparisons.from_frame(df)
     msg = str(e.value)
-    assert "'outcome'" in msg and "wat" in msg and "[2, 4]" in msg and "2 rows" in msg
+    assert msg.startswith("rows 2, 4 (DataFrame index): column 'outcome'") and "'wat', 'WAT?'" in msg
+    assert "(2 rows)" in msg and "--outcome-map wat=a|b|tie|invalid" in msg and "--exclude-invalid" in msg
+    c = Comparisons.from_frame(df, on_invalid="exclude")  # each unknown value counted under its own reason
+    assert c.excluded.counts == {"unknown outcome 'wat'": 1, "unknown outcome 'WAT?'": 1}
 
 
 def test_outcome_map_extends_labels():
@@ -44,7 +50,7 @@ def test_self_comparison_raises_then_excluded_and_counted():
     df = _frame(model_b=["y", "y", "x", "x", "x"])  # rows 1, 3 are self-comparisons
     with pytest.raises(InputError) as e:
         Comparisons.from_frame(df)
-    assert "self-comparison" in str(e.value) and "[1, 3]" in str(e.value)
+    assert str(e.value).startswith("rows 1, 3 (DataFrame index): columns 'model_a'/'model_b' name the same player")
     c = Comparisons.from_frame(df, on_invalid="exclude")
     assert len(c) == 3
     assert c.excluded.counts == {"self-comparison": 2}
@@ -57,7 +63,7 @@ def test_missing_names(bad):
     df = _frame(model_a=["x", bad, "z", "x", "y"])
     with pytest.raises(InputError) as e:
         Comparisons.from_frame(df)
-    assert "'model_a'" in str(e.value) and "[1]" in str(e.value)
+    assert str(e.value).startswith("row 1 (DataFrame index): column 'model_a' has no player name")
     c = Comparisons.from_frame(df, on_invalid="exclude")
     assert c.excluded.total == 1 and len(c) == 4
 
@@ -77,8 +83,9 @@ def test_exclusion_counts_add_up_with_several_reasons():
     same = (~bad_name) & (sa == sb)
     assert c.excluded.total == int(bad_name.sum() + same.sum())
     assert c.excluded.counts["self-comparison"] == int(same.sum())
-    # the two name reasons together count each missing-name row exactly once
-    named = {k: v for k, v in c.excluded.counts.items() if k.startswith("missing name")}
+    # the name reasons together count each missing-name row exactly once
+    named = {k: v for k, v in c.excluded.counts.items() if k.startswith("missing name") or k == "row without players"}
+    assert c.excluded.counts.get("row without players", 0) == int((sa.isna() & sb.isna()).sum())
     assert sum(named.values()) == int(bad_name.sum())
     assert len(c) == n - c.excluded.total
     assert "rows excluded" in c.excluded.report()
@@ -89,7 +96,7 @@ def test_bad_weights(w):
     df = _frame(weight=[1.0, 2.0, w, 1.0, 1.0])
     with pytest.raises(InputError) as e:
         read_comparisons(df)
-    assert "'weight'" in str(e.value) and "[2]" in str(e.value)
+    assert str(e.value).startswith("row 2 (DataFrame index): column 'weight' has a negative, missing or non-finite")
 
 
 def test_empty_data():
@@ -102,7 +109,7 @@ def test_empty_data():
 
 def test_missing_judge():
     df = _frame(judge=["j", None, "j", "k", "k"])
-    with pytest.raises(InputError, match=r"'judge'.*\[1\]"):
+    with pytest.raises(InputError, match=r"^row 1 \(DataFrame index\): column 'judge' has no judge"):
         read_comparisons(df)
     c = read_comparisons(df, on_invalid="exclude")
     assert c.excluded.total == 1 and len(c.judges) == 2
@@ -111,23 +118,26 @@ def test_missing_judge():
 def test_onehot_bad_row_named():
     df = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "x"], "winner_model_a": [1, 1],
                        "winner_model_b": [0, 1], "winner_tie": [0, 0]})
-    with pytest.raises(InputError, match=r"rows \[1\]"):
+    with pytest.raises(InputError, match=r"^row 1 \(DataFrame index\): not exactly one of winner_model_a"):
         read_comparisons(df)
 
 
 def test_scores_non_numeric_points_named():
     df = pd.DataFrame({"home_team": ["x", "y"], "away_team": ["y", "x"], "home_pts": [100, "?"], "away_pts": [90, 80]})
-    with pytest.raises(InputError, match=r"rows \[1\]"):
+    with pytest.raises(InputError, match=r"^row 1 \(DataFrame index\): missing points"):
         read_comparisons(df)
+    assert read_comparisons(df, on_invalid="exclude").excluded.counts == {"missing points": 1}
 
 
 def test_arena_counts_bad_index_and_counts():
     good = {"models": ["a", "b", "c"], "X": [[0, 1], [1, 2]], "Y": [[1, 2, 0, 0], [3, 1, 1, 0]]}
     assert read_comparisons(good).n_comparisons == 8
-    with pytest.raises(InputError, match=r"X rows \[1\]"):
+    with pytest.raises(InputError, match=r"X records \[2\] index outside"):
         read_comparisons({**good, "X": [[0, 1], [1, 5]]})
-    with pytest.raises(InputError, match=r"Y rows \[0\]"):
+    with pytest.raises(InputError, match=r"Y records \[1\] have negative"):
         read_comparisons({**good, "Y": [[-1, 2, 0, 0], [3, 1, 1, 0]]})
+    with pytest.raises(InputError, match=r"X records \[2\] hold non-integer model indices"):  # was truncated to 1
+        read_comparisons({**good, "X": [[0, 1], [1.7, 2]]})
 
 
 def test_missing_file():

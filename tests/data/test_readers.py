@@ -222,7 +222,7 @@ def test_format_override_and_detection_errors():
     c1 = read_comparisons(battles, format="battles")
     c2 = read_comparisons(raw, format="llmfao", judge="worker")
     np.testing.assert_array_equal(c1.aggregate().counts, c2.aggregate().counts)
-    with pytest.raises(InputError, match="cannot detect"):
+    with pytest.raises(InputError, match="cannot tell which columns of the data hold the two players"):
         detect_format(pd.DataFrame({"x": [1], "y": [2]}))
     with pytest.raises(InputError, match="unknown format"):
         read_comparisons(raw, format="nope")

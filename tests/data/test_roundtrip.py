@@ -50,5 +50,5 @@ def test_unknown_suffix(tmp_path):
 
     f = tmp_path / "data.xlsx"
     f.write_text("x")
-    with pytest.raises(InputError, match="unknown file type"):
+    with pytest.raises(InputError, match="a spreadsheet file; export the sheet as CSV"):
         read_comparisons(f)

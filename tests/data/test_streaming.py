@@ -99,8 +99,9 @@ def test_bad_rows_raise_naming_the_file_and_the_rows_the_in_memory_reader_names(
         read_comparisons(tmp_path / "part-1.csv")
     with pytest.raises(InputError) as streamed:
         aggregate_files(tmp_path)
-    assert str(streamed.value) == f"part-1.csv: {mem.value}"
-    assert "0-based rows [3]" in str(streamed.value)  # the missing name is data row 3 of part-1.csv
+    # the same message, naming the file as given and the line (1-based: header on line 1, data row 3 on line 5)
+    assert str(streamed.value) == str(mem.value).replace(f"of {tmp_path / 'part-1.csv'}", "of part-1.csv")
+    assert str(streamed.value).startswith("line 5 of part-1.csv: column 'model_a' has no player name")
 
 
 def test_bad_rows_excluded_and_counted_like_in_memory(tmp_path):
@@ -110,7 +111,7 @@ def test_bad_rows_excluded_and_counted_like_in_memory(tmp_path):
     whole = read_comparisons(pd.concat([a, b], ignore_index=True), on_invalid="exclude")
     got = aggregate_files(tmp_path, on_invalid="exclude")
     assert got.excluded.counts == whole.excluded.counts == {"missing name in 'model_a'": 1, "self-comparison": 2}
-    assert got.excluded.examples["self-comparison"] == ["part-1.csv:1", "part-1.csv:4"]
+    assert got.excluded.examples["self-comparison"] == ["part-1.csv line 3", "part-1.csv line 6"]
     _assert_same_counts(got, whole.aggregate())
 
 
@@ -118,7 +119,7 @@ def test_unknown_outcome_label_names_file_and_row(tmp_path):
     a, _ = _bad_frames()
     a.loc[2, "outcome"] = "maybe"
     a.to_parquet(tmp_path / "votes.parquet", index=False)
-    with pytest.raises(InputError, match=r"votes\.parquet: column 'outcome'.*\['maybe'\].*0-based rows \[2\]"):
+    with pytest.raises(InputError, match=r"^record 3 of votes\.parquet: column 'outcome' has outcome value\(s\) 'maybe'"):
         aggregate_files(tmp_path / "votes.parquet")
 
 
@@ -190,8 +191,7 @@ def test_dask_bad_rows_name_the_partition_and_exclusions_are_counted(dask_client
     whole = pd.concat([a, b], ignore_index=True)  # row 7 has no model_a
     ddf = dd.from_pandas(whole, npartitions=2, sort=False)
     (k,) = [n for n in range(ddf.npartitions) if 7 in ddf.partitions[n].compute().index]
-    with pytest.raises(InputError, match=rf"partition {k}: column 'model_a': 1 rows have a missing player name "
-                                         r"\(0-based rows \[7\]\)"):
+    with pytest.raises(InputError, match=rf"^partition {k}: row 7 \(DataFrame index\): column 'model_a' has no player name"):
         aggregate_dask(ddf)
     got = aggregate_dask(ddf, on_invalid="exclude")
     ref = read_comparisons(whole, on_invalid="exclude")
