@@ -65,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     (one line; nothing half-written at a requested path); anything else keeps its traceback."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(chosen_command(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, or a bad flag (one line already printed): its exit code
+        return int(done.code or 0) if not isinstance(done.code, str) else 2
     from bayesrank import outputs
 
     previous = outputs.install_interrupt_handler()

@@ -83,15 +83,65 @@ def declare_outputs(p: argparse.ArgumentParser, **dests) -> None:
     p.set_defaults(_outputs=current)
 
 
-def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: bool = True) -> None:
-    """``DATA``, ``--format`` and ``--exclude-invalid``."""
-    p.add_argument("data", help="data file (CSV/TSV/JSON/JSONL/Parquet) or a bundled dataset name "
-                                "(`python -m bayesrank.datasets` lists them)")
+#: ``--columns`` keys per kind of data (bayesrank.data.columns; docs/your-data.md)
+COLUMN_KEYS = {
+    "pairwise": "a, b (the players), outcome, score_a, score_b (points: higher wins, equal is a tie), judge, cluster, "
+                "weight, pair (one column naming both players)",
+    "grid": "model, item, score, benchmark",
+    "confidence": "correct, verbal, token, group (repeat group= for several)",
+}
+
+
+def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: bool = True,
+                  vocabulary=("pairwise",)) -> None:
+    """``DATA``, ``--format``, ``--exclude-invalid`` and the column vocabulary (``--columns``, and for
+    pairwise data ``--outcome-map``, ``--judge-cols``), ``--encoding``, ``--path-pattern``."""
+    p.add_argument("data", help="data file (CSV/TSV/JSON/JSONL/Parquet, .gz too), a folder of them, or a bundled "
+                                "dataset name (`python -m bayesrank.datasets` lists them)")
     p.add_argument("--format", default="auto", choices=("auto", *formats) if formats else None,
                    help="input format (default: detected from the columns)")
     if exclude_invalid:
         p.add_argument("--exclude-invalid", action="store_true",
-                       help="count and drop invalid rows (self-comparisons, missing names) instead of stopping")
+                       help="exclude invalid rows and count them by reason (missing names or points, self-comparisons, "
+                            "unknown or invalid-mapped outcomes, unreadable JSON lines) instead of stopping at the first")
+    g = p.add_argument_group("which column is which (docs/your-data.md)")
+    keys = "; ".join(f"{kind}: {COLUMN_KEYS[kind]}" for kind in vocabulary)
+    g.add_argument("--columns", default=None, metavar="KEY=COL[,KEY=COL...]",
+                   help=f"say which column holds what (default: detected, and the detection is printed). Keys — {keys}")
+    if "pairwise" in vocabulary:
+        g.add_argument("--outcome-map", default=None, metavar="VALUE=a|b|tie|invalid[,...]",
+                       help="what raw outcome values mean, e.g. model_1=a,model_2=b,0=tie,unparsed=invalid "
+                            "(needed for numeric codes such as 0/1/2)")
+        g.add_argument("--judge-cols", default=None, metavar="COL[,COL...]",
+                       help="wide per-judge outcome columns (e.g. annotator1,annotator2,annotator3): one comparison per "
+                            "column, judge = the column's name")
+    g.add_argument("--encoding", default=None, metavar="NAME",
+                   help="text encoding of DATA (default: UTF-8 with or without BOM, UTF-16/32 with BOM; a file that is "
+                        "not UTF-8 is read as Windows-1252 and a note says so)")
+    if "pairwise" in vocabulary:
+        g.add_argument("--path-pattern", default=None, metavar="PATTERN",
+                       help="DATA is a folder: read the files whose path (relative to it) matches PATTERN and take "
+                            "{a}, {b}, {judge} ... from it, e.g. '{a}-vs-{b}-gpt-4-reviewer-threeclass.jsonl' "
+                            "(* = any text, ? = one character)")
+
+
+def data_options(args) -> dict:
+    """The reading options of :func:`add_data_args` as keyword arguments of the readers
+    (``columns``, ``outcome_map``, ``judge_cols``, ``encoding``, ``path_pattern``; absent ones omitted)."""
+    names = ("columns", "outcome_map", "judge_cols", "encoding", "path_pattern")
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) not in (None, "")}
+
+
+def print_reading(out, comps, excluded: bool = True) -> None:
+    """The reading notes (encoding or delimiter detected, the columns assumed, files skipped) and
+    (``excluded``) the rows excluded, one line each: nothing is assumed or dropped without a word."""
+    from rich.text import Text
+
+    for note in getattr(comps, "notes", None) or []:
+        out.print(Text(f"note: {note}", style="cyan"))
+    log = getattr(comps, "excluded", None)
+    if excluded and log is not None and log.total:
+        out.print(Text(f"excluded: {log.report()}", style="yellow"))
 
 
 def add_output_args(p: argparse.ArgumentParser, level: bool = True, seed: bool = True, plots: bool = True) -> None:

@@ -73,6 +73,10 @@ class BradleyTerry:
         prior_sigma: float = DEFAULT_PRIOR_SIGMA,
         tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA,
         level: float = 0.95,
+        *,
+        columns=None,
+        outcome_map=None,
+        judge_cols=None,
     ):
         if ties not in TIE_CHOICES:
             raise InputError(f"ties must be one of {TIE_CHOICES}, got {ties!r}")
@@ -82,8 +86,10 @@ class BradleyTerry:
             raise InputError(f"ridge must be a finite number >= 0, got {ridge}")
         if not (prior_sigma > 0 and np.isfinite(prior_sigma)):
             raise InputError(f"prior_sigma must be a finite number > 0, got {prior_sigma}")
-        if isinstance(data, (str, Path, pd.DataFrame)):
-            data = read_comparisons(data)
+        if isinstance(data, (str, Path, pd.DataFrame)):  # a file, a bundled name, a DataFrame
+            data = read_comparisons(data, columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
+        elif columns or outcome_map or judge_cols:
+            raise InputError("columns=/outcome_map=/judge_cols= apply when reading a file or a DataFrame")
         if isinstance(data, Comparisons):
             self.comparisons = data
             self.counts = data.aggregate()

@@ -11,6 +11,7 @@ import time
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    data_options,
     nonnegative_float,
     nonnegative_int,
     positive_float,
@@ -30,11 +31,12 @@ def load(args):
     from bayesrank.data.streaming import aggregate_files, is_collection
     from bayesrank.datasets import resolve
 
-    if is_collection(args.data):  # a folder or glob of Parquet/CSV files: streamed to pair counts
-        return aggregate_files(args.data, format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise")
-    return read_comparisons(
-        resolve(args.data), format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise"
-    )
+    options = data_options(args)
+    on_invalid = "exclude" if args.exclude_invalid else "raise"
+    if is_collection(args.data) and not ({"path_pattern", "encoding"} & set(options)):
+        # a folder or glob of Parquet/CSV files: streamed to pair counts
+        return aggregate_files(args.data, format=args.format, on_invalid=on_invalid, **options)
+    return read_comparisons(resolve(args.data), format=args.format, on_invalid=on_invalid, **options)
 
 
 def register(sub) -> None:
@@ -92,6 +94,9 @@ def run(args) -> int:
     anchor = parse_anchor(args.anchor)
     comps = load(args)
     from bayesrank.bt.style_cli import run_style, wants_style
+    from bayesrank.cli_args import print_reading
+
+    print_reading(out, comps, excluded=False)  # the summary line below counts the exclusions
 
     if wants_style(args):
         return run_style(args, comps)

@@ -328,6 +328,7 @@ class RankAnalysis(Result):
     pairs: pd.DataFrame
     diagnostics: Diagnostics
     settings: dict = field(default_factory=dict)
+    exclusions: dict = field(default_factory=dict)  # the fit's rows excluded: {total, by_reason}
 
     @property
     def rank(self) -> np.ndarray:
@@ -460,6 +461,8 @@ class RankAnalysis(Result):
                 },
             },
             "settings": self.settings,
+            "n_excluded": int(self.exclusions.get("total", 0)),
+            "excluded_by_reason": dict(self.exclusions.get("by_reason", {})),
         }
 
     def plot(self, ax=None, top: int | None = 40, **kwargs):
@@ -548,4 +551,5 @@ def analyze_ranks(
         rank_probs=probs, draw_intervals=intervals, draws_source=source, n_draws=len(d), top_k=top_k,
         top_sets=top_sets, pairs=pairs, diagnostics=diag,
         settings={"critical": critical, "stepdown": stepdown, "n_sim": n_sim, "n_draws": int(len(d)), "seed": seed},
+        exclusions=dict(getattr(fit, "exclusions", None) or {}),
     )

@@ -12,6 +12,7 @@ import time
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    data_options,
     nonnegative_int,
     positive_int,
     report_diagnostics,
@@ -85,7 +86,10 @@ def run(args) -> int:
         raise InputError("--n-boot must be >= 2 and --n-sim >= 100")
     out = console()
     comps = read_comparisons(resolve(args.data), format=args.format,
-                             on_invalid="exclude" if args.exclude_invalid else "raise")
+                             on_invalid="exclude" if args.exclude_invalid else "raise", **data_options(args))
+    from bayesrank.cli_args import print_reading
+
+    print_reading(out, comps)
     bt = BradleyTerry(comps, ties=args.ties, level=args.level)
     t0 = time.perf_counter()
     with out.status(f"fitting ({args.method}) and computing rank sets..."):

@@ -225,6 +225,7 @@ class LeaderboardFit(RankedScores, Result):
             "n_players": int(len(self.players)),
             "n_comparisons": float(self.n_comparisons),
             "n_excluded": int(self.n_excluded),
+            "excluded_by_reason": dict((self.exclusions or {}).get("by_reason", {})),
             "exclusions": self.exclusions or {"total": int(self.n_excluded), "by_reason": {}},
             "extra": {k: float(v) for k, v in self.extra.items()},
             "settings": self.settings,

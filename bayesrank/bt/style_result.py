@@ -115,6 +115,7 @@ class StyleFit(RankedScores, Result):
             "n_comparisons": self.n_comparisons,
             "n_rows": int(self.n_rows),
             "n_excluded": int(self.n_excluded),
+            "excluded_by_reason": dict(dict(self.exclusions).get("by_reason", {})),
             "exclusions": dict(self.exclusions),
             "settings": dict(self.settings),
             "features": [{"feature": f, **self.transform.get(f, {})} for f in self.features],

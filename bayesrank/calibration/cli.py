@@ -47,7 +47,7 @@ def register(subparsers) -> None:
         "bootstrap interval, the posterior of the same functional from a paired model (both readouts of an item in one "
         "likelihood) with P(g<0), and the protocol card of every result.",
     )
-    add_data_args(p, formats=FORMATS)
+    add_data_args(p, formats=FORMATS, vocabulary=("confidence",))
     p.add_argument("--correct-col", default="correct", help="0/1 or True/False correctness column")
     p.add_argument("--verbal-col", default="verbal", help="verbal confidence column (number in [0,1] or text)")
     p.add_argument("--token-col", default="token", help="token probability column, or JSON lists of token log-probabilities")
@@ -78,27 +78,28 @@ def _detect_format(args, path: Path) -> str:
         return args.format
     if path.is_dir():
         return "boolq"
-    if path.suffix in (".json", ".jsonl") and '"logprobs"' in path.read_text()[:1_000_000]:
-        return "openai"
+    if path.suffix in (".json", ".jsonl"):
+        with open(path, "rb") as f:
+            if b'"logprobs"' in f.read(1_000_000):
+                return "openai"
     if path.suffix in (".csv", ".tsv"):
-        import pandas as pd
+        from bayesrank.data.tables import read_header
 
-        head = pd.read_csv(path, nrows=0, sep="\t" if path.suffix == ".tsv" else ",")
-        if BOOLQ_COLUMNS <= set(head.columns):
+        if BOOLQ_COLUMNS <= set(read_header(path, getattr(args, "encoding", None))):
             return "boolq"
     return "table"
 
 
-def _read_table(path: Path):
-    import pandas as pd
+def _apply_columns(args) -> list[str] | None:
+    """``--columns correct=,verbal=,token=,group=`` onto ``--correct-col`` etc.; returns the group
+    columns (None when not given)."""
+    from bayesrank.data.columns import CONFIDENCE_KEYS, parse_columns
 
-    if path.suffix == ".jsonl":
-        return pd.read_json(path, lines=True)
-    if path.suffix == ".json":
-        return pd.read_json(path)
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
+    cols = parse_columns(getattr(args, "columns", None), keys=CONFIDENCE_KEYS)
+    for key in ("correct", "verbal", "token"):
+        if key in cols:
+            setattr(args, f"{key}_col", cols[key])
+    return cols.get("group")
 
 
 def load_records(args):
@@ -127,7 +128,17 @@ def load_records(args):
         return read_openai_logprobs(path, readout=args.readout, correct_key=args.correct_col, verbal_key=args.verbal_col,
                                     word_map=_kv(args.word_map, float, "--word-map") or None,
                                     protocol=_kv(args.protocol, flag="--protocol") or None)
-    df = _read_table(path)
+    from bayesrank.data.tables import read_table
+
+    from .records import group_columns
+
+    groups = _apply_columns(args)
+    table = read_table(path, encoding=getattr(args, "encoding", None))
+    df = table.frame
+    if groups:
+        args.by = ",".join(groups)
+    by = _csv_list(args.by) if args.by is not None else [c for c in ("model", "dataset") if c in df.columns]
+    df = group_columns(df, [c for c in by if c in df.columns or groups], table.origin, exclude_invalid)
     if args.token_col not in df.columns:
         raise InputError(f"--token-col {args.token_col!r} is not a column of {path.name}; columns: {', '.join(map(str, df.columns))}")
     tok = df[args.token_col]
@@ -136,8 +147,10 @@ def load_records(args):
         df, correct_col=args.correct_col, verbal_col=args.verbal_col,
         token_col=None if is_lists else args.token_col, token_logprobs_col=args.token_col if is_lists else None,
         readout=args.readout, model_col=args.model_col, dataset_col=args.dataset_col, item_col=args.item_col,
-        protocol=_kv(args.protocol, flag="--protocol") or None, extra_axes=_csv_list(args.axes),
+        protocol=_kv(args.protocol, flag="--protocol") or None,
+        extra_axes=list(dict.fromkeys(_csv_list(args.axes) + [c for c in (groups or []) if c not in ("model", "dataset")])),
         word_map=_kv(args.word_map, float, "--word-map") or None, exclude_invalid=exclude_invalid,
+        origin=table.origin, excluded=df.attrs.get("excluded"),
     )
 
 

@@ -174,6 +174,8 @@ class CalibrationReport(Result):
             "estimators": list(self.estimators),
             "scores": list(self.scores),
             "exclusions": self.exclusions,
+            "n_excluded": int(self.exclusions.get("total", 0)),
+            "excluded_by_reason": dict(self.exclusions.get("by_reason", {})),
             "gaps": [r.to_dict() for r in self.results],
             "secondary_scores": [
                 {"group": {b: str(row[b]) for b in self.by}, "signal": row["signal"], "score": row["estimator"],

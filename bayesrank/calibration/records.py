@@ -79,7 +79,36 @@ class ConfidenceRecords:
         return f"{len(self.frame)} paired items; {self.exclusions.report()}"
 
 
-def _as_correct(values: pd.Series, col: str, log: ExclusionLog, exclude_invalid: bool = False) -> pd.Series:
+def _row(idx) -> str:
+    return f"row {idx}"
+
+
+def group_columns(df: pd.DataFrame, by, origin=None, exclude_invalid: bool = False) -> pd.DataFrame:
+    """``df`` checked for the grouping columns ``by``: each must exist, and a row without a group value
+    (missing or empty) is an error naming its line, or, with ``exclude_invalid``, dropped and counted
+    (the log is left in ``df.attrs["excluded"]``) — never merged into a ``nan`` group."""
+    where = origin.describe if origin is not None else (lambda labels: f"rows {list(labels)[:5]}")
+    log = ExclusionLog(unit=origin.plural if origin is not None else "rows")
+    for col in by:
+        if col not in df.columns:
+            raise InputError(f"group column {col!r} is not in the data; the columns are {', '.join(map(str, df.columns))}")
+    keep = np.ones(len(df), dtype=bool)
+    for col in by:
+        empty = (df[col].isna() | (df[col].astype(str).str.strip() == "")).to_numpy() & keep
+        if not empty.any():
+            continue
+        if not exclude_invalid:
+            raise InputError(f"{where(df.index[empty])}: column {col!r} has no group value ({int(empty.sum())} rows); "
+                             "--exclude-invalid excludes and counts them")
+        log.add(f"missing group in {col!r}", int(empty.sum()),
+                origin.places(df.index[empty]) if origin is not None else list(df.index[empty][:5]))
+        keep &= ~empty
+    out = df[keep] if not keep.all() else df
+    out.attrs["excluded"] = log
+    return out
+
+
+def _as_correct(values: pd.Series, col: str, log: ExclusionLog, exclude_invalid: bool = False, where=_row) -> pd.Series:
     """Map booleans / 0-1 / 'true'-'false' strings to 0/1; NaN is counted; anything else is an
     :class:`InputError` (or, with ``exclude_invalid``, counted and set to NaN)."""
     mapping = {"true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0, "yes": 1.0, "no": 0.0}
@@ -98,7 +127,8 @@ def _as_correct(values: pd.Series, col: str, log: ExclusionLog, exclude_invalid:
             ok, val, shown = key in mapping, mapping.get(key, np.nan), repr(v)
         if not ok:
             if not exclude_invalid:
-                raise InputError(f"column {col!r}, row {idx}: correctness {shown}; expected binary 0/1 or True/False")
+                raise InputError(f"{where(idx)}: column {col!r} has correctness {shown}; expected binary 0/1 or True/False "
+                                 "(--exclude-invalid excludes and counts such rows)")
             invalid.append(idx)
             val = np.nan
         out.append(val)
@@ -109,23 +139,25 @@ def _as_correct(values: pd.Series, col: str, log: ExclusionLog, exclude_invalid:
     return s
 
 
-def _check_unit_interval(s: pd.Series, col: str, log: ExclusionLog | None = None, exclude_invalid: bool = False) -> pd.Series:
+def _check_unit_interval(s: pd.Series, col: str, log: ExclusionLog | None = None, exclude_invalid: bool = False,
+                         where=_row) -> pd.Series:
     """``s`` with values outside [0, 1] an :class:`InputError` (or, with ``exclude_invalid``, counted and NaN)."""
     bad = s.notna() & ((s < 0) | (s > 1) | ~np.isfinite(s.fillna(0.5)))
     if bad.any() and not exclude_invalid:
         idx = s.index[bad][0]
-        raise InputError(f"column {col!r}, row {idx}: confidence {float(s[idx]):g} outside [0, 1]; expected a probability")
+        raise InputError(f"{where(idx)}: column {col!r} has confidence {float(s[idx]):g} outside [0, 1]; expected a "
+                         "probability (--exclude-invalid excludes and counts such rows)")
     if log is not None:
         log.add(f"invalid confidence ({col}): outside [0, 1]", int(bad.sum()), list(s.index[bad][:5]))
     return s.where(~bad)
 
 
-def _parse_logprob_cell(v, idx, col):
+def _parse_logprob_cell(v, idx, col, where=_row):
     if isinstance(v, str):
         try:
             v = json.loads(v)
         except json.JSONDecodeError:
-            raise InputError(f"column {col!r}, row {idx}: {v[:40]!r} is not a JSON list of log-probabilities") from None
+            raise InputError(f"{where(idx)}: column {col!r} has {v[:40]!r}, not a JSON list of log-probabilities") from None
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return None
     return list(np.atleast_1d(np.asarray(v, dtype=float)))
@@ -148,6 +180,8 @@ def from_frame(
     integer_scale: float | None = 100,
     defaults: Mapping[str, str] | None = None,
     exclude_invalid: bool = False,
+    origin=None,
+    excluded: ExclusionLog | None = None,
 ) -> ConfidenceRecords:
     """Validate a table into :class:`ConfidenceRecords`.
 
@@ -167,23 +201,27 @@ def from_frame(
             raise InputError(f"column {col!r} not found; available columns: {', '.join(map(str, df.columns))}")
     if (token_col is None) == (token_logprobs_col is None):
         raise InputError("give exactly one of token_col (probabilities) or token_logprobs_col (per-token log-probabilities)")
-    log = ExclusionLog()
+    log = excluded.copy() if excluded is not None else ExclusionLog()
+    before = {k: len(v) for k, v in log.examples.items()}  # examples already given as places
+    where = (lambda idx: origin.describe([idx])) if origin is not None else _row
+    if origin is not None:
+        log.unit = origin.plural
     out = pd.DataFrame(index=df.index)
     provided = ["item_id"]
     out["model"] = df[model_col].astype(str) if model_col in df.columns else UNSPECIFIED
     out["dataset"] = df[dataset_col].astype(str) if dataset_col in df.columns else UNSPECIFIED
     provided += [name for name, col in (("model", model_col), ("dataset", dataset_col)) if col in df.columns]
     out["item_id"] = df[item_col].astype(str) if item_col and item_col in df.columns else df.index.astype(str)
-    out["correct"] = _as_correct(df[correct_col], correct_col, log, exclude_invalid)
+    out["correct"] = _as_correct(df[correct_col], correct_col, log, exclude_invalid, where)
 
     raw_v = df[verbal_col]
     if pd.api.types.is_numeric_dtype(raw_v):
-        verbal = _check_unit_interval(raw_v.astype(float), verbal_col, log, exclude_invalid)
+        verbal = _check_unit_interval(raw_v.astype(float), verbal_col, log, exclude_invalid, where)
         missing = raw_v.isna()
         log.add(f"missing verbal confidence ({verbal_col})", int(missing.sum()), list(raw_v.index[missing][:5]))
     else:
         numeric = pd.to_numeric(raw_v, errors="coerce")
-        invalid = numeric.notna() & _check_unit_interval(numeric, verbal_col, log, exclude_invalid).isna()
+        invalid = numeric.notna() & _check_unit_interval(numeric, verbal_col, log, exclude_invalid, where).isna()
         verbal = parse_verbal_series(raw_v[~invalid], word_map, integer_scale, log,
                                      reason=f"unparsable verbal confidence ({verbal_col})").reindex(raw_v.index)
     out["verbal"] = verbal
@@ -193,14 +231,15 @@ def from_frame(
         nonnum = tok.isna() & df[token_col].notna()
         if nonnum.any() and not exclude_invalid:
             idx = df.index[nonnum][0]
-            raise InputError(f"column {token_col!r}, row {idx}: {df[token_col][idx]!r} is not a probability")
+            raise InputError(f"{where(idx)}: column {token_col!r} has {df[token_col][idx]!r}, not a probability "
+                             "(--exclude-invalid excludes and counts such rows)")
         log.add(f"invalid token probability ({token_col}): not a number", int(nonnum.sum()), list(df.index[nonnum][:5]))
-        tok = _check_unit_interval(tok, token_col, log, exclude_invalid)
+        tok = _check_unit_interval(tok, token_col, log, exclude_invalid, where)
         missing = df[token_col].isna()
         log.add(f"missing token probability ({token_col})", int(missing.sum()), list(tok.index[missing][:5]))
         out["token"] = tok.astype(float)
     else:
-        cells = [_parse_logprob_cell(v, i, token_logprobs_col) for i, v in df[token_logprobs_col].items()]
+        cells = [_parse_logprob_cell(v, i, token_logprobs_col, where) for i, v in df[token_logprobs_col].items()]
         present = [c is not None for c in cells]
         tok = np.full(len(df), np.nan)
         idx = df.index[present]
@@ -238,6 +277,10 @@ def from_frame(
     keep = out[["correct", "verbal", "token"]].notna().all(axis=1)
     out = out[keep].copy()
     out["correct"] = out["correct"].astype(int)
+    if origin is not None:  # index labels -> file lines
+        for reason, ex in log.examples.items():
+            k = before.get(reason, 0)
+            log.examples[reason] = ex[:k] + [origin.place(x) for x in ex[k:]]
     return ConfidenceRecords(out, log, tuple(extra), tuple(provided))
 
 

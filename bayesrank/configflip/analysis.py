@@ -183,7 +183,8 @@ class GridAnalysis(Result):
                 "paired": None if self.paired is None else self.paired.to_dict(envelope=False),
                 "missing_cells": {"count": int(len(self.missing_cells)),
                                   "cells": self.missing_cells.rename(columns={MODEL: "player"}).head(200)},
-                "excluded": self.excluded.to_dict() | {"detail": self.excluded.examples}}
+                "excluded": self.excluded.to_dict() | {"detail": self.excluded.examples},
+                "n_excluded": int(self.excluded.total), "excluded_by_reason": dict(self.excluded.counts)}
 
     def plot(self, ax=None, benchmark: str | None = None, kind: str = "flips", **kwargs):
         """``kind="flips"`` (pairwise verdict, or P(A > B | c) with a posterior, per configuration),

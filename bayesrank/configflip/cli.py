@@ -35,14 +35,15 @@ def _inputs(args) -> list[str]:
     return [str(resolve(p)) for p in [args.data, *(args.more_data or [])]]
 
 
-def _load_rows(paths: list[str], fmt: str = "auto"):
+def _load_rows(paths: list[str], fmt: str = "auto", columns=None, encoding=None):
     """Concatenated reader rows. Returns (rows, per_item): per_item when every input holds per-item
-    correctness (``item`` and ``correct`` columns and no ``score``)."""
+    correctness (``item`` and ``correct`` columns and no ``score``). ``columns``: the grid vocabulary
+    (``model``, ``item``, ``score``, ``benchmark``) naming the inputs' columns."""
     import pandas as pd
 
-    from .readers import read_format
+    from .readers import map_grid_columns, read_format
 
-    frames = [read_format(p, fmt) for p in paths]
+    frames = [map_grid_columns(read_format(p, fmt, encoding=encoding), columns) for p in paths]
     per_item = [all(c in f.columns for c in ITEM_COLUMNS) and "score" not in f.columns for f in frames]
     if any(per_item) and not all(per_item):
         from .readers import summarise_items
@@ -88,7 +89,7 @@ def _run_configflip(args) -> int:
 
     if not 0 < args.level < 1:
         raise InputError(f"--level must be between 0 and 1, got {args.level}")
-    rows, per_item = _load_rows(_inputs(args), args.format)
+    rows, per_item = _load_rows(_inputs(args), args.format, args.columns, args.encoding)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         grid = _grid_from_args(args, rows, per_item)
@@ -185,7 +186,7 @@ def _run_card(args) -> int:
     from .ranges import apply_range
     from .readers import select, summarise_items
 
-    rows, per_item = _load_rows(_inputs(args), args.format)
+    rows, per_item = _load_rows(_inputs(args), args.format, args.columns, args.encoding)
     if per_item:
         rows = summarise_items(rows)
     rows = select(rows, metric=args.metric)
@@ -213,7 +214,7 @@ def register(subparsers) -> None:
         description="Pairwise contradiction rate rho_flip = min(N+, N-)/|C_b|, Property-1 test, tau_R, reachable "
                     "orderings and the spec's Type-II ANOVA attribution per benchmark over a grid of configurations; "
                     "optionally posterior flip probabilities and paired per-item tests of 'A>B' claims.")
-    add_data_args(p, FORMATS, exclude_invalid=False)
+    add_data_args(p, FORMATS, exclude_invalid=False, vocabulary=("grid",))
     p.add_argument("more_data", nargs="*", metavar="MORE", help="further inputs (concatenated)")
     p.add_argument("--benchmark-col", default="benchmark")
     p.add_argument("--model-col", default="model", help="column naming the ranked player (default: model)")
@@ -251,7 +252,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run_configflip)
 
     c = subparsers.add_parser("card", help="build a GRID disclosure card (JSON/YAML + Markdown) from harness outputs")
-    add_data_args(c, FORMATS, exclude_invalid=False)
+    add_data_args(c, FORMATS, exclude_invalid=False, vocabulary=("grid",))
     c.add_argument("more_data", nargs="*", metavar="MORE", help="further inputs (concatenated)")
     c.add_argument("--axes", required=True, help="configuration axes, e.g. num_fewshot,metric")
     c.add_argument("--metric", default=None, help="keep rows with this metric (alternatives with '|')")

@@ -167,16 +167,44 @@ def summarise_items(items: pd.DataFrame, keys: list[str] | None = None) -> pd.Da
 
 
 # ----------------------------------------------------------------------------- CSV and grid
-def read_csv(path: str | Path) -> pd.DataFrame:
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    return pd.read_csv(path)
+def read_csv(path: str | Path, encoding: str | None = None) -> pd.DataFrame:
+    """A tidy table (CSV/TSV/Parquet/JSON records) read as it comes (:func:`bayesrank.data.tables.read_table`:
+    encodings, delimiters, parse errors with their line); the model column keeps its text."""
+    from bayesrank.data.tables import read_table
+
+    table = read_table(path, encoding=encoding)
+    if table.frame is None:
+        raise InputError(f"{path}: a JSON object, not a table of scores")
+    return table.with_text([c for c in ("model", "benchmark", "task", "item") if c in table.columns])
 
 
-def read_any(path: str | Path) -> pd.DataFrame:
-    """Dispatch on the file: CSV, a HELM run directory, a samples JSONL, an Inspect log or lm-eval JSON
-    (a directory of lm-eval JSONs is read recursively)."""
+def map_grid_columns(rows: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """``--columns model=COL,benchmark=COL,score=COL,item=COL``: the file's columns renamed to the
+    grid's (per-item data: ``item`` with ``score`` = the item's correctness, read as ``correct``)."""
+    from bayesrank.data.columns import GRID_KEYS, parse_columns
+
+    cols = parse_columns(columns, keys=GRID_KEYS)
+    if not cols:
+        return rows
+    for key, col in cols.items():
+        if col not in rows.columns:
+            raise InputError(f"--columns {key}={col}: no column {col!r}; the columns are "
+                             f"{', '.join(map(str, rows.columns[:30]))}")
+    target = {"model": "model", "benchmark": "benchmark", "item": "item",
+              "score": "correct" if "item" in cols or ("item" in rows.columns and "score" not in rows.columns) else "score"}
+    rename = {col: target[key] for key, col in cols.items() if col != target[key]}
+    clash = [t for c, t in rename.items() if t in rows.columns and t not in rename]
+    if clash:
+        rows = rows.drop(columns=clash)  # the named column replaces the file's own column of that name
+    out = rows.rename(columns=rename)
+    if "model" in out.columns:
+        out["model"] = out["model"].astype(str).where(out["model"].notna())
+    return out
+
+
+def read_any(path: str | Path, encoding: str | None = None) -> pd.DataFrame:
+    """Dispatch on the file: a table (CSV/TSV/Parquet), a HELM run directory, a samples JSONL, an
+    Inspect log or lm-eval JSON (a directory of lm-eval JSONs is read recursively)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}")
@@ -184,8 +212,8 @@ def read_any(path: str | Path) -> pd.DataFrame:
         if (path / "run_spec.json").exists():
             return read_helm_run(path)
         return read_lm_eval_dir(path)
-    if path.suffix == ".csv":
-        return read_csv(path)
+    if path.suffix.lower() in (".csv", ".tsv", ".tab", ".parquet", ".pq", ".gz", ".txt"):
+        return read_csv(path, encoding)
     if path.suffix == ".jsonl":
         return read_lm_eval_samples(path)
     if path.suffix == ".eval":
@@ -200,14 +228,14 @@ def read_any(path: str | Path) -> pd.DataFrame:
 FORMATS = ("csv", "lm-eval", "lm-eval-samples", "inspect", "inspect-items", "helm")
 
 
-def read_format(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+def read_format(path: str | Path, fmt: str = "auto", encoding: str | None = None) -> pd.DataFrame:
     """Read ``path`` as ``fmt`` (one of :data:`FORMATS`), or detect it (``"auto"``, :func:`read_any`)."""
     path = Path(path)
     if fmt == "auto":
-        return read_any(path)
+        return read_any(path, encoding=encoding)
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}")
-    readers = {"csv": read_csv, "lm-eval": lambda p: read_lm_eval_dir(p) if p.is_dir() else read_lm_eval_results(p),
+    readers = {"csv": lambda p: read_csv(p, encoding), "lm-eval": lambda p: read_lm_eval_dir(p) if p.is_dir() else read_lm_eval_results(p),
                "lm-eval-samples": read_lm_eval_samples, "inspect": read_inspect_log,
                "inspect-items": lambda p: read_inspect_log(p, items=True), "helm": read_helm_run}
     if fmt not in readers:

@@ -28,11 +28,22 @@ import pandas as pd
 
 from bayesrank.errors import InputError
 
+def _text(path: Path) -> str:
+    """A file's text (UTF-8 with or without BOM, UTF-16 with BOM; other bytes as Windows-1252:
+    :func:`bayesrank.data.tables.decode`); an empty file is an error."""
+    from bayesrank.data.tables import decode
+
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise InputError(f"{path}: empty file ({len(data)} bytes)")
+    return decode(data, path)[0].lstrip("\ufeff")
+
+
 def _load_json(path: Path):
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(_text(path))
     except json.JSONDecodeError as err:
-        raise InputError(f"{path}: not valid JSON ({err})") from None
+        raise InputError(f"{path} line {err.lineno} column {err.colno}: not valid JSON ({err.msg}; truncated?)") from None
 
 
 def sha256_text(text: str | None) -> str | None:
@@ -51,7 +62,7 @@ def read_lm_eval_samples(path: str | Path, metric: str | None = None, model: str
         m = re.match(r"samples_(.+?)_\d{4}-\d{2}-\d{2}T", path.name)
         task = m.group(1) if m else path.stem.removeprefix("samples_")
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    data_options,
     nonnegative_float,
     positive_int,
     report_diagnostics,
@@ -65,7 +66,7 @@ def _load(args):
     from bayesrank.datasets import resolve
 
     return read_comparisons(resolve(args.data), format=args.format, judge=args.judge_col,
-                            on_invalid="exclude" if args.exclude_invalid else "raise")
+                            on_invalid="exclude" if args.exclude_invalid else "raise", **data_options(args))
 
 
 def run(args) -> int:
@@ -77,7 +78,12 @@ def run(args) -> int:
     rank = parse_rank(args.rank)
     comps = _load(args)
     if "judge" not in comps.frame:
-        raise InputError("the data have no judge column: pass --judge-col COL")
+        raise InputError("the data have no judge column: pass --judge-col COL (or --columns judge=COL, or "
+                         "--judge-cols COL,COL,... for one outcome column per judge)")
+    from bayesrank.cli_args import print_reading
+    from bayesrank.report import console
+
+    print_reading(console(), comps, excluded=False)  # the header line below counts the exclusions
     hja = HJA(comps, rank=rank, min_per_judge=args.min_per_judge, level=args.level, seed=args.seed)
     if args.method == "nuts":
         fit = hja.fit("nuts", draws=args.draws, tune=args.draws, chains=args.chains, sampler=args.sampler)

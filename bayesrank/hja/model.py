@@ -26,14 +26,15 @@ from bayesrank.hja.mle import fit_constrained_mle, linear_predictor
 METHODS = ("mle", "laplace", "nuts")
 
 
-def as_counts(data, judge_col: str | None = None) -> JudgePairCounts:
-    """Accept :class:`JudgePairCounts`, :class:`bayesrank.data.Comparisons`, a path or a DataFrame."""
+def as_counts(data, judge_col: str | None = None, **read_options) -> JudgePairCounts:
+    """Accept :class:`JudgePairCounts`, :class:`bayesrank.data.Comparisons`, a path, a bundled name or a
+    DataFrame (``read_options``: ``columns``, ``outcome_map``, ``judge_cols`` of ``read_comparisons``)."""
     if isinstance(data, JudgePairCounts):
         return data
     from bayesrank.data import Comparisons, read_comparisons
 
     if not isinstance(data, Comparisons):
-        data = read_comparisons(data, judge=judge_col)
+        data = read_comparisons(data, judge=judge_col, **{k: v for k, v in read_options.items() if v is not None})
     return from_comparisons(data)
 
 
@@ -294,7 +295,8 @@ class HJAFit(Result):
              "n_judges": int(self.counts.n_judges), "n_players": int(self.counts.n_items),
              "consensus": cons[["player", "score", "se", "lower", "upper", "rank", "rank_ci", "rank_ub"]],
              "judges": jt[["judge", "gamma", "se", "lower", "upper", "residual_norm", "flagged", "n_comparisons"]],
-             "singular_values": self.params.singular_values, "excluded": self.counts.excluded.to_dict()}
+             "singular_values": self.params.singular_values, "excluded": self.counts.excluded.to_dict(),
+             "n_excluded": int(self.counts.excluded.total), "excluded_by_reason": dict(self.counts.excluded.counts)}
         if "starts" in self.info:
             d["starts"] = {"losses": list(self.info["starts"]), "disagree": bool(self.info["starts_disagree"]),
                            "max_score_gap": float(self.info["max_score_gap_between_starts"])}
@@ -368,8 +370,9 @@ class HJA:
     """
 
     def __init__(self, data, judge_col: str | None = None, rank: int | str = 1, min_per_judge: float = 20.0,
-                 max_rank: int = 3, level: float = 0.95, seed: int = 0):
-        self.counts = as_counts(data, judge_col)
+                 max_rank: int = 3, level: float = 0.95, seed: int = 0, *, columns=None, outcome_map=None,
+                 judge_cols=None):
+        self.counts = as_counts(data, judge_col, columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
         self.seed = seed
         self.level = level
         self.rank_selection = None

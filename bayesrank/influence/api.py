@@ -62,20 +62,27 @@ def significance_covariance(obj, state: BTState) -> str:
     return SIGNIFICANCE_COVARIANCE[kind]
 
 
-def read_input(data, data_format: str = "auto", exclude_invalid: bool = False):
+def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, **read_options):
     """A file path, bundled dataset name or DataFrame read as
-    :class:`~bayesrank.data.comparisons.Comparisons`; anything else is returned as is."""
+    :class:`~bayesrank.data.comparisons.Comparisons` (``read_options``: ``columns``, ``outcome_map``,
+    ``judge_cols``, ``encoding``, ``path_pattern`` of :func:`~bayesrank.data.read_comparisons`);
+    anything else is returned as is."""
+    read_options = {k: v for k, v in read_options.items() if v is not None}
     if not isinstance(data, (str, Path, pd.DataFrame)):
+        if read_options:
+            raise InputError(f"columns=/outcome_map=/judge_cols= apply when reading a file or a DataFrame, "
+                             f"not {type(data).__name__}")
         return data
     from bayesrank.data.readers import read_comparisons
     from bayesrank.datasets import resolve
 
     src = data if isinstance(data, pd.DataFrame) else resolve(data)
-    return read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise")
+    return read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise",
+                            **read_options)
 
 
 def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
-               data_format: str = "auto", exclude_invalid: bool = False) -> tuple[BTState, dict]:
+               data_format: str = "auto", exclude_invalid: bool = False, **read_options) -> tuple[BTState, dict]:
     """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring)."""
     from bayesrank.data.aggregate import PairCounts, finite_core
     from bayesrank.data.comparisons import Comparisons
@@ -84,7 +91,7 @@ def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | 
         if min_matches is not None:
             raise InputError("min_matches needs comparisons, not an already fitted state")
         return data, {"total": 0, "by_reason": {}}
-    data = read_input(data, data_format, exclude_invalid)
+    data = read_input(data, data_format, exclude_invalid, **read_options)
     if isinstance(data, Comparisons):
         if min_matches is not None:
             data = finite_core(data, min_matches=min_matches, ties=ties)
@@ -102,7 +109,7 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
           tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
           min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
           seed: int = 0, progress=None, step_cap: int | None = None, fill_steps: bool | None = None,
-          stop_early: bool = True) -> AuditReport:
+          stop_early: bool = True, columns=None, outcome_map=None, judge_cols=None) -> AuditReport:
     """Audit ``objective`` under each action type: greedy influence-ranked actions, every break
     verified by an exact cold-start refit.
 
@@ -121,7 +128,8 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     ``certify S`` (small data): exhaustive refits of every action set of up to S matches below each
     greedy budget. ``budget``: matches per audit (default 5% of N). ``step_cap``, ``fill_steps``,
     ``stop_early``: the greedy loop's step size cap, step filling and linear early stop
-    (:func:`~bayesrank.influence.greedy.greedy_audit`; defaults there).
+    (:func:`~bayesrank.influence.greedy.greedy_audit`; defaults there). ``columns``, ``outcome_map``,
+    ``judge_cols``: how to read a file or DataFrame (:func:`bayesrank.data.read_comparisons`).
     """
     from bayesrank.influence.baselines import certify_budget
     from bayesrank.influence.greedy import greedy_audit
@@ -137,7 +145,8 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     )
 
     acts = parse_actions(actions)
-    state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid)
+    state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid,
+                                   columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
     match_actions = [a for a in acts if a in ACTION_TYPES]
 
     def make(kind):

@@ -18,6 +18,7 @@ import contextlib
 from bayesrank.cli_args import (
     add_data_args,
     add_output_args,
+    data_options,
     fraction,
     nonnegative_float,
     positive_float,
@@ -125,6 +126,19 @@ def style_flag_errors(args) -> None:
                          "objective's audit per action: drop, flip, add)")
 
 
+def read_data(args):
+    """The comparisons DATA holds, read with the command's reading options; the reading notes and
+    exclusions are printed (the audit report repeats the exclusion count)."""
+    from bayesrank.cli_args import print_reading
+    from bayesrank.data.readers import read_comparisons
+    from bayesrank.report import console
+
+    comps = read_comparisons(args.data, format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise",
+                             **data_options(args))
+    print_reading(console(), comps, excluded=False)
+    return comps
+
+
 def run(args) -> int:
     from bayesrank.report import console
 
@@ -138,7 +152,7 @@ def run(args) -> int:
 
     out = console()
     with audit_progress(out) as progress:
-        report = audit(args.data, args.objective, args.actions, ci_aware=args.ci_aware,
+        report = audit(read_data(args), args.objective, args.actions, ci_aware=args.ci_aware,
                        significance=args.significance, level=args.level,
                        target=args.target, goal=args.goal, budget=args.budget, ties=args.ties, ridge=args.ridge,
                        ci_mode=args.ci_mode, ci_ratio=args.ci_ratio, tau_threshold=args.tau_threshold,
@@ -180,7 +194,7 @@ def run_style(args) -> int:
 
     out = console()
     with audit_progress(out) as progress:
-        report = audit_report(args.data, args.style, args.objective, args.actions, ci_aware=args.ci_aware,
+        report = audit_report(read_data(args), args.style, args.objective, args.actions, ci_aware=args.ci_aware,
                               significance=args.significance, level=args.level, target=args.target, goal=args.goal, budget=args.budget,
                               ties=args.ties, ridge=args.ridge, transform=args.style_transform,
                               standardize=args.style_standardize, ci_mode=args.ci_mode, ci_ratio=args.ci_ratio,

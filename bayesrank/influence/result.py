@@ -153,6 +153,8 @@ class AuditReport(Result):
             "runner_up": self.runner_up,
             "settings": self.settings,
             "exclusions": self.exclusions,
+            "n_excluded": int(self.exclusions.get("total", 0)),
+            "excluded_by_reason": dict(self.exclusions.get("by_reason", {})),
             "audits": {a: r.to_dict() for a, r in self.audits.items()},
             "other_audits": [r.to_dict() for r in self.other_audits],
             "robustness": self.robustness.to_dict(orient="records"),

@@ -18,35 +18,26 @@ from pathlib import Path
 from bayesrank.errors import InputError
 from bayesrank.review.claims import KINDS
 
+PAIR_KEYS = {"a", "b", "outcome", "score_a", "score_b", "judge", "cluster", "weight", "pair"}
+
 JUDGE_COLUMNS = ("judge", "worker", "annotator")
 GRID_COLUMNS = ({"model", "benchmark", "score"}, {"model", "task", "value"}, {"model", "item", "correct"})
 CONFIDENCE_COLUMNS = {"correct", "verbal", "token"}
 ITEM_COLUMNS = {"model", "item", "score"}
 
 
-def _columns(path: Path) -> list[str]:
-    """Column names without reading the whole file."""
-    import json
+GRID_KEYS = {"model", "item", "score", "benchmark"}
+CONFIDENCE_KEYS = {"correct", "verbal", "token", "group"}
 
+
+def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
+    """pairwise | judges | grid | confidence, from the column names (of a file, a folder's first file, or
+    a DataFrame) and the keys of a ``columns`` mapping (see module docstring)."""
     import pandas as pd
 
-    suffix = path.suffix.lower()
-    if path.is_dir():
-        return []
-    if suffix in (".csv", ".tsv", ".tab", ".gz"):
-        return list(pd.read_csv(path, nrows=5, sep="\t" if suffix in (".tsv", ".tab") else ",").columns)
-    if suffix in (".jsonl", ".ndjson"):
-        with open(path) as f:
-            first = f.readline()
-        return list(json.loads(first)) if first.strip() else []
-    if suffix == ".json":
-        obj = json.loads(path.read_text())
-        if isinstance(obj, dict):
-            return list(obj)
-        return list(obj[0]) if obj and isinstance(obj[0], dict) else []
-    if suffix in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
+    from bayesrank.data.columns import parse_columns, parse_judge_cols
 
+<<<<<<< HEAD
         return list(pq.read_schema(path).names)
     return []
 
@@ -60,9 +51,30 @@ def detect_kind(path: Path) -> str:
     if detect_format(path) not in (None, "long") or ITEM_COLUMNS <= set(_columns(path)):
         return "items"
     cols = set(_columns(path))
+=======
+    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
+    if keys & CONFIDENCE_KEYS - {"group"} or ("group" in keys and not keys & PAIR_KEYS):
+        return "confidence"
+    if keys & GRID_KEYS:
+        return "grid"
+    if parse_judge_cols(judge_cols) or "judge" in keys or "{judge}" in str(path_pattern or ""):
+        return "judges"
+    if isinstance(path, pd.DataFrame):
+        cols = set(map(str, path.columns))
+    elif hasattr(path, "frame"):  # Comparisons
+        return "judges" if "judge" in path.frame else "pairwise"
+    else:
+        path = Path(path)
+        if path.is_dir() and list(path.glob("L3_data*.csv")):
+            return "confidence"
+        from bayesrank.data.tables import read_header
+
+        cols = set(read_header(path))
+>>>>>>> 64f23c9 (Every command reads with the one vocabulary: --columns/--outcome-map/--judge-cols/--encoding/--path-pattern in fit, ranks, audit, hja, review (pairwise, judges, grid and confidence keys), calibration (correct/verbal/token/group), configflip and card (model/item/score/benchmark); reading notes and exclusions printed by every command; n_excluded and excluded_by_reason in every JSON; API entry points (BradleyTerry, audit, audit_report, HJA, review) take columns=/outcome_map=/judge_cols= and DataFrames or Comparisons; a calibration row without a group value is an error naming its line (excluded and counted with --exclude-invalid))
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
-    if path.is_dir() or any(g <= cols for g in GRID_COLUMNS):
+    if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not cols & set(JUDGE_COLUMNS)
+            and not {"score", "answer1_id"} <= cols) or any(g <= cols for g in GRID_COLUMNS):
         return "grid"
     if cols & set(JUDGE_COLUMNS):
         return "judges"
@@ -71,8 +83,15 @@ def detect_kind(path: Path) -> str:
 
 def review(data, *, kind: str | None = None, claims=None, judge_col: str | None = None, level: float = 0.95,
            fragile_below: float = 0.01, fast: bool = False, seed: int = 0, budget: int | None = None,
-           format: str = "auto", exclude_invalid: bool = False, command=None, progress=None, **options):
-    """Review ``data`` (a path or a bundled dataset name) and return a :class:`ReviewReport`.
+           format: str = "auto", exclude_invalid: bool = False, command=None, progress=None,
+           columns=None, outcome_map=None, judge_cols=None, encoding=None, path_pattern=None, **options):
+    """Review ``data`` (a path, a folder, a bundled dataset name, a pandas DataFrame or
+    :class:`~bayesrank.data.Comparisons`) and return a :class:`ReviewReport`.
+
+    ``columns`` (``{"a": ..., "b": ..., "outcome": ...}`` or ``"a=COL,b=COL,..."``; grids: ``model``,
+    ``item``, ``score``, ``benchmark``; confidence records: ``correct``, ``verbal``, ``token``,
+    ``group``), ``outcome_map``, ``judge_cols``, ``encoding`` and ``path_pattern`` say how to read it
+    (:mod:`bayesrank.data.columns`); ``exclude_invalid`` excludes and counts invalid rows.
 
     ``claims``: claim strings (see :mod:`bayesrank.review.claims`); None gives the defaults.
     ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
@@ -86,9 +105,12 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
 
     with single_blas_thread(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        reading = {k: v for k, v in dict(columns=columns, outcome_map=outcome_map, judge_cols=judge_cols,
+                                         encoding=encoding, path_pattern=path_pattern).items() if v is not None}
         report = _review(data, kind=kind, claims=claims, judge_col=judge_col, level=level,
                          fragile_below=fragile_below, fast=fast, seed=seed, budget=budget, format=format,
-                         exclude_invalid=exclude_invalid, command=command, progress=progress, **options)
+                         exclude_invalid=exclude_invalid, command=command, progress=progress, reading=reading,
+                         **options)
     # warnings raised on the way are part of the evidence: kept in the report, once each
     seen = set(report.notes)
     for w in caught:
@@ -102,17 +124,30 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
 
 
 def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, budget, format, exclude_invalid,
-            command, progress, **options):
+            command, progress, reading=None, **options):
+    import pandas as pd
+
+    from bayesrank.data.comparisons import Comparisons
     from bayesrank.datasets import resolve
 
+    reading = dict(reading or {})
     if not 0 < level < 1:
         raise InputError(f"--level must be in (0, 1), got {level}")
     if not 0 < fragile_below < 1:
         raise InputError(f"--fragile-below must be a fraction in (0, 1), got {fragile_below}")
-    path = resolve(data)
-    kind = kind or detect_kind(path)
+    in_memory = isinstance(data, (pd.DataFrame, Comparisons))
+    path = data if in_memory else resolve(data)
+    kind = kind or detect_kind(path, reading.get("columns"), reading.get("judge_cols"), reading.get("path_pattern"))
     if kind not in KINDS:
         raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if in_memory and kind not in ("pairwise", "judges"):
+        raise InputError(f"a DataFrame or Comparisons can be reviewed as pairwise or judges data; for {kind} data "
+                         "pass the file")
+    if kind == "judges" and isinstance(data, Comparisons) and "judge" not in data.frame:
+        raise InputError("--kind judges needs a judge column: these comparisons have none")
+    _check_keys(kind, reading.get("columns"))
+    if kind not in ("pairwise", "judges") and (reading.get("outcome_map") or reading.get("judge_cols")):
+        raise InputError(f"--outcome-map / --judge-cols apply to pairwise comparisons (this is {kind} data)")
     common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
                   progress=progress)
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
@@ -137,11 +172,22 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         from bayesrank.review.pairwise_report import review_pairwise
 
         return review_pairwise(path, kind=kind, judge_col=judge_col, budget=budget, format=format,
-                               exclude_invalid=exclude_invalid, **common, **options)
+                               exclude_invalid=exclude_invalid, reading=reading, **common, **options)
     if kind == "grid":
         from bayesrank.review.grid import review_grid
 
-        return review_grid(path, **common, **grid_options, **options)
+        return review_grid(path, reading=reading, **common, **grid_options, **options)
     from bayesrank.review.confidence import review_confidence
 
-    return review_confidence(path, **common, **options)
+    return review_confidence(path, reading=reading, exclude_invalid=exclude_invalid, **common, **options)
+
+
+def _check_keys(kind: str, columns) -> None:
+    """``--columns`` keys must belong to the kind of data reviewed (one line naming the ones that do not)."""
+    from bayesrank.data.columns import parse_columns
+
+    allowed = {"pairwise": PAIR_KEYS, "judges": PAIR_KEYS, "grid": GRID_KEYS, "confidence": CONFIDENCE_KEYS}[kind]
+    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
+    wrong = sorted(keys - allowed)
+    if wrong:
+        raise InputError(f"--columns {', '.join(wrong)}: not keys of {kind} data (its keys: {', '.join(sorted(allowed))})")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from bayesrank.cli_args import add_data_args, declare_outputs, fraction, nonnegative_int, positive_int
+from bayesrank.cli_args import add_data_args, data_options, declare_outputs, fraction, nonnegative_int, positive_int
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
 KINDS = ("pairwise", "judges", "grid", "confidence", "items")
@@ -25,7 +25,7 @@ FAILING = {"unsupported": {"unsupported", "not converged"},
 def register(sub) -> None:
     p = sub.add_parser("review", help="the reviewer's report: claims -> verdicts with evidence (HTML, Markdown, JSON)",
                        description=__doc__.split("\n\n")[0])
-    add_data_args(p)
+    add_data_args(p, vocabulary=("pairwise", "grid", "confidence"))
     p.add_argument("--kind", default=None, choices=KINDS, help="kind of data (default: detected from the columns)")
     p.add_argument("--judge-col", default=None, help="judge column (judges kind)")
     p.add_argument("--claim", action="append", default=None, metavar="CLAIM",
@@ -125,7 +125,7 @@ def run(args) -> int:
         report = review(args.data, kind=args.kind, claims=args.claim, judge_col=args.judge_col, level=args.level,
                         fragile_below=args.fragile_below, fast=args.fast, seed=args.seed, budget=args.budget,
                         format=args.format, exclude_invalid=args.exclude_invalid,
-                        command=["bayesrank", *sys.argv[1:]],
+                        command=["bayesrank", *sys.argv[1:]], **data_options(args),
                         progress=lambda label, *_: bar.update(task, description=label), **_grid_options(args))
     out.rule(report.title)
     table = report.table()

@@ -48,25 +48,37 @@ def confidence_rule(level: float, primary: str) -> str:
             f"reported beside it and does not decide (no posterior of the debiased error exists).")
 
 
-def load_records(path: Path):
-    """The bundled Llama-3 BoolQ folder (L3_data*.csv) through the calibration reader, or a CSV/JSON-lines
-    file with ``correct``, ``verbal`` and ``token`` columns (+ optional model, dataset, protocol columns)."""
-    from bayesrank.calibration.records import from_frame
+def load_records(path: Path, columns=None, encoding=None, exclude_invalid: bool = False):
+    """The bundled Llama-3 BoolQ folder (L3_data*.csv) through the calibration reader, or a
+    CSV/JSON/JSON-lines/Parquet file with correctness, verbal and token columns (``correct``,
+    ``verbal``, ``token`` unless ``columns`` names others; ``group`` columns are the groups, default
+    model and dataset when present)."""
+    from bayesrank.calibration.records import from_frame, group_columns
+    from bayesrank.data.columns import CONFIDENCE_KEYS, parse_columns
+    from bayesrank.data.tables import read_table
 
+    cols = parse_columns(columns, keys=CONFIDENCE_KEYS)
     if path.is_dir():
         if not list(path.glob("L3_data*.csv")):
             raise InputError(f"{path}: a folder of confidence records must hold the Llama-3 BoolQ files L3_data*.csv")
+        if cols:
+            raise InputError("--columns applies to a file of confidence records, not to the bundled BoolQ folder")
         from bayesrank.calibration.readers import read_boolq_llama3
 
         return read_boolq_llama3(), ["prompt_variant"]
-    df = pd.read_json(path, lines=path.suffix == ".jsonl") if path.suffix in (".json", ".jsonl") else pd.read_csv(path)
-    rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token")
-    by = [c for c in ("model", "dataset") if c in df.columns]
+    table = read_table(path, encoding=encoding)
+    df = table.frame
+    by = list(cols.get("group") or [c for c in ("model", "dataset") if c in df.columns])
+    df = group_columns(df, by, table.origin, exclude_invalid)
+    rec = from_frame(df, correct_col=cols.get("correct", "correct"), verbal_col=cols.get("verbal", "verbal"),
+                     token_col=cols.get("token", "token"), extra_axes=[c for c in by if c not in ("model", "dataset")],
+                     exclude_invalid=exclude_invalid, origin=table.origin, excluded=df.attrs.get("excluded"))
     return rec, by
 
 
 def review_confidence(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
-                      progress=None, estimators=ESTIMATORS, n_boot: int = 500, draws: int = 500) -> ReviewReport:
+                      progress=None, estimators=ESTIMATORS, n_boot: int = 500, draws: int = 500,
+                      reading: dict | None = None, exclude_invalid: bool = False) -> ReviewReport:
     import warnings
 
     from bayesrank.calibration.gap import analyze
@@ -78,7 +90,10 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     for c in claims or ["verbal-better"]:
         claim = parse_claim(c, "confidence")
     say("reading confidence records")
-    records, by = load_records(Path(path))
+    reading = dict(reading or {})
+    if reading.get("path_pattern"):
+        raise InputError("--path-pattern reads pairwise comparisons from a folder of files, not confidence records")
+    records, by = load_records(Path(path), reading.get("columns"), reading.get("encoding"), exclude_invalid)
     say("calibration gaps, bootstrap" + ("" if fast else " and posterior"))
     interval_level = 2 * level - 1  # its upper end is the one-sided `level` bound
     with warnings.catch_warnings(record=True) as caught:

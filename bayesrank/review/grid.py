@@ -45,15 +45,16 @@ def grid_rule(level: float) -> str:
             f"posterior failed its convergence checks; unsupported: otherwise.")
 
 
-def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None):
+def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None, columns=None, encoding=None):
     """A tidy grid (model, benchmark, score + configuration axes), a harness results file or folder,
-    or the bundled lm-eval long table (``task``/``value`` columns are benchmark/score)."""
+    or the bundled lm-eval long table (``task``/``value`` columns are benchmark/score). ``columns``
+    (``model``, ``item``, ``score``, ``benchmark``) names the file's columns for those roles."""
     import warnings
 
     from bayesrank.configflip.grid import EvalGrid
-    from bayesrank.configflip.readers import items_from_stderr, read_any, select
+    from bayesrank.configflip.readers import items_from_stderr, map_grid_columns, read_any, select
 
-    rows = read_any(path)
+    rows = map_grid_columns(read_any(path, encoding=encoding), columns)
     if {"item", "correct", "model"} <= set(rows.columns) and "score" not in rows.columns:
         return _item_grid(rows, path, axes, models, benchmarks)
     rows = rows.rename(columns={k: v for k, v in LM_EVAL_RENAMES.items() if k in rows.columns and v not in rows.columns})
@@ -144,7 +145,8 @@ def answers_claims(answers):
 
 
 def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
-                progress=None, axes=None, metric=None, models=None, benchmarks=None, draws: int | None = None) -> ReviewReport:
+                progress=None, axes=None, metric=None, models=None, benchmarks=None, draws: int | None = None,
+                reading: dict | None = None) -> ReviewReport:
     from bayesrank.configflip.analysis import analyze
     from bayesrank.configflip.posterior import FlipPosterior
     from bayesrank.review.claims import Claim, parse_claim
@@ -152,7 +154,12 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
 
     say = progress or (lambda *a: None)
     say("reading the grid")
-    grid, rows, warns = load_grid(path, axes=axes, metric=metric, models=models, benchmarks=benchmarks)
+    reading = dict(reading or {})
+    if reading.get("path_pattern"):
+        raise InputError("--path-pattern reads pairwise comparisons from a folder of files; grids read every "
+                         "harness file of a folder")
+    grid, rows, warns = load_grid(path, axes=axes, metric=metric, models=models, benchmarks=benchmarks,
+                                  columns=reading.get("columns"), encoding=reading.get("encoding"))
     say("flip metrics and ANOVA")
     res = analyze(grid)
     if claims:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bayesrank.review.claims import default_claims, parse_claim
 from bayesrank.review.report import ReviewReport
 
@@ -9,7 +11,11 @@ from bayesrank.review.report import ReviewReport
 def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
                     draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
-                    style_transform: str = "normalized_diff", style_standardize: str = "center_scale") -> ReviewReport:
+                    style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
+                    reading: dict | None = None) -> ReviewReport:
+    """``path``: a file or folder (read with ``reading``: columns, outcome_map, judge_cols, encoding,
+    path_pattern), a DataFrame or Comparisons. The data are read once; every fit, audit and the
+    style-controlled twin use the same validated comparisons."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import fit_all
@@ -20,7 +26,13 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
     say = progress or (lambda *a: None)
     say("reading data")
-    comps = read_comparisons(path, format=format, judge=judge_col, on_invalid="exclude" if exclude_invalid else "raise")
+    comps = read_comparisons(path, format=format, judge=judge_col, on_invalid="exclude" if exclude_invalid else "raise",
+                             **(reading or {}))
+    if kind == "judges" and "judge" not in comps.frame:
+        from bayesrank.errors import InputError
+
+        raise InputError("--kind judges needs a judge column: pass --judge-col COL (or --columns judge=COL, or "
+                         "--judge-cols COL,COL,... for one outcome column per judge)")
     counts = comps.aggregate()
     graph = comparison_graph(counts)
     if not graph.finite_mle:
@@ -55,7 +67,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     if style:
         from bayesrank.review.style import style_claims
 
-        sanswers, ssecs, sparts = style_claims(path, parsed, default.players, default.score, style=style, level=level,
+        sanswers, ssecs, sparts = style_claims(comps, parsed, default.players, default.score, style=style, level=level,
                                                fragile_below=fragile_below, fast=fast, seed=seed, budget=budget,
                                                progress=say, transform=style_transform,
                                                standardize=style_standardize)
@@ -64,8 +76,13 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         parts.update(sparts)
     joint = joint_statement(answers, level)
     leaderboard = table[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
-    rep = appendix(path, len(comps), comps.excluded.to_dict(), seed, command, n_comparisons=comps.n_comparisons)
-    title = f"Review of {path.name}: {len(answers)} claims about {len(default.players)} players"
+    rep = appendix(path if isinstance(path, Path) else None, len(comps), comps.excluded.to_dict(), seed, command,
+                   n_comparisons=comps.n_comparisons, frame=None if isinstance(path, Path) else comps.frame)
+    notes = list(comps.notes) + notes
+    if comps.excluded.total:
+        notes.insert(len(comps.notes), f"excluded: {comps.excluded.report()}")
+    name = path.name if isinstance(path, Path) else "the data given"
+    title = f"Review of {name}: {len(answers)} claims about {len(default.players)} players"
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
                         reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes, joint=joint,
                         results={"fits": fits, "ranks": ranks, "comparisons": comps})

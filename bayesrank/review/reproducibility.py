@@ -36,13 +36,17 @@ def versions() -> dict:
 
 
 def appendix(data_path, n_rows: int, exclusions: dict, seed: int, command: list[str] | None,
-             n_comparisons: float | None = None) -> dict:
+             n_comparisons: float | None = None, frame=None) -> dict:
     """``{data, data_sha256, n_rows, [n_comparisons,] n_excluded, excluded_by_reason, versions, seed, command}``
-    (``n_rows``: rows read; ``n_comparisons``: the comparisons they hold, e.g. a pair-count row holds many)."""
+    (``n_rows``: rows read; ``n_comparisons``: the comparisons they hold, e.g. a pair-count row holds many).
+    Data given in memory (``data_path`` None): ``data`` is ``<in memory>`` and the hash is that of the
+    validated comparisons written as CSV (``frame``)."""
     cmd = command if command is not None else ["bayesrank", *sys.argv[1:]]
+    if data_path is None:
+        digest = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest() if frame is not None else ""
     return {
-        "data": str(data_path),
-        "data_sha256": sha256_of(data_path),
+        "data": str(data_path) if data_path is not None else "<in memory>",
+        "data_sha256": sha256_of(data_path) if data_path is not None else digest,
         "n_rows": int(n_rows),
         **({} if n_comparisons is None else {"n_comparisons": float(n_comparisons)}),
         "n_excluded": int(exclusions.get("total", 0)),

@@ -100,7 +100,8 @@ def test_fit_bad_input_exits_2_with_message(tmp_path, capsys):
     bad.write_text("model_a,model_b,winner\nx,y,model_a\nx,x,model_b\n")
     assert main(["fit", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "self-comparison" in err and "rows [1]" in err
+    assert f"line 3 of {bad}: columns 'model_a'/'model_b' name the same player twice" in err
+    assert "--exclude-invalid" in err and len(err.strip().splitlines()) == 1
     # with --exclude-invalid the row is dropped and counted... leaving x vs y only (no finite MLE)
     assert main(["fit", str(bad), "--exclude-invalid", "--ridge", "0.1", "--json", str(tmp_path / "o.json")]) == 0
     doc = json.loads((tmp_path / "o.json").read_text())

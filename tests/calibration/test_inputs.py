@@ -92,9 +92,9 @@ def test_records_count_exclusions_and_keep_paired_items():
 @pytest.mark.parametrize(
     "col,value,match",
     [
-        ("token", 1.3, "column 'token', row 0: confidence 1.3 outside \\[0, 1\\]"),
-        ("verbal", -0.2, "column 'verbal', row 0"),
-        ("correct", 2, "column 'correct', row 0: correctness 2; expected binary"),
+        ("token", 1.3, "^row 0: column 'token' has confidence 1.3 outside \\[0, 1\\]"),
+        ("verbal", -0.2, "^row 0: column 'verbal'"),
+        ("correct", 2, "^row 0: column 'correct' has correctness 2; expected binary"),
         ("correct", "maybe", "expected binary"),
     ],
 )
@@ -206,7 +206,7 @@ def test_openai_legacy_completions_and_span():
 def test_exclude_invalid_counts_each_reason_and_keeps_the_rest():
     df = pd.DataFrame({"correct": [1, 0, 2, 1, "maybe"], "verbal": [0.5, 1.4, 0.5, 0.7, 0.6],
                        "token": [0.5, 0.6, 0.7, "n/a", 0.8]}).astype(object)
-    with pytest.raises(InputError, match="column 'correct', row 2: correctness 2"):
+    with pytest.raises(InputError, match="^row 2: column 'correct' has correctness 2"):
         from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token")
     rec = from_frame(df, correct_col="correct", verbal_col="verbal", token_col="token", exclude_invalid=True)
     assert rec.frame.index.tolist() == [0]  # rows 1-4 each invalid in one column

@@ -109,7 +109,7 @@ def test_cli_bad_input_is_one_clear_line(tmp_path, capsys):
                  "--metric", "acc", "--benchmarks", "boolq"]) == 2
     assert "duplicate cells" in capsys.readouterr().err
     assert main(["configflip", str(bad), "--axes", "t", "--level", "95"]) == 2
-    assert "--level must be between 0 and 1" in capsys.readouterr().err
+    assert "argument --level: expected a number strictly between 0 and 1, got 95" in capsys.readouterr().err
 
 
 def test_card_cli(tmp_path):

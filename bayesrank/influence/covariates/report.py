@@ -100,6 +100,8 @@ class StyleAuditReport(Result):
             "runner_up": self.ranked_players[1],
             "style_coefficients": [{"feature": f, "coef": float(b)} for f, b in self.style_coefficients.items()],
             "settings": self.settings, "exclusions": self.exclusions,
+            "n_excluded": int(self.exclusions.get("total", 0)),
+            "excluded_by_reason": dict(self.exclusions.get("by_reason", {})),
             "audits": {a: r.to_dict() for a, r in self.audits.items()},
         }
 
@@ -132,7 +134,7 @@ def style_actions(actions) -> list[str]:
 
 def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
                      transform: str = "normalized_diff", standardize: str = "center_scale",
-                     data_format: str = "auto", exclude_invalid: bool = False) -> StyleState:
+                     data_format: str = "auto", exclude_invalid: bool = False, **read_options) -> StyleState:
     """The fitted style-controlled BT of ``data``: a :class:`StyleState` (reused as is), a
     :class:`~bayesrank.bt.style.BattleData`, or comparisons / a DataFrame / a path / a bundled name
     with ``style`` naming the feature column pairs (``"A_COL:B_COL[,...]"``). Raises
@@ -146,7 +148,7 @@ def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
         if not parse_style(style if style is not None else ()):
             raise InputError("--style names no feature columns; expected A_COL:B_COL[,A_COL:B_COL...] "
                              "(the audit without covariates is `bayesrank audit` without --style)")
-        data = battle_data(read_input(data, data_format, exclude_invalid), style, ties=ties, transform=transform,
+        data = battle_data(read_input(data, data_format, exclude_invalid, **read_options), style, ties=ties, transform=transform,
                            standardize=standardize)
     check_finite(data, ridge)  # a player who never wins (or never loses): no finite MLE, say what to try
     return StyleState.fit(data, ridge=ridge)
@@ -158,7 +160,8 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
                  budget: int | None = None, ties: str = "half", ridge: float = 0.0,
                  transform: str = "normalized_diff", standardize: str = "center_scale", ci_mode: str | None = None,
                  ci_ratio: float | None = None, tau_threshold: float = 0.9, data_format: str = "auto",
-                 exclude_invalid: bool = False, progress=None) -> StyleAuditReport:
+                 exclude_invalid: bool = False, progress=None, columns=None, outcome_map=None,
+                 judge_cols=None) -> StyleAuditReport:
     """Audit ``objective`` (``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace``) of the
     style-controlled BT with each action type in ``actions`` (``drop``, ``flip``, ``add``), every
     break verified by a cold-start refit. Options as :func:`bayesrank.influence.audit` (``ci_mode``
@@ -175,7 +178,8 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     acts = style_actions(actions)
     if not 0 < level < 1:
         raise InputError(f"--level must be in (0, 1), got {level}")
-    state = load_style_state(data, style, ties, ridge, transform, standardize, data_format, exclude_invalid)
+    state = load_style_state(data, style, ties, ridge, transform, standardize, data_format, exclude_invalid,
+                             columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
 
     def make(kind):
         return style_objective(objective, state, ci_aware=ci_aware, significance=significance, level=level,
