@@ -41,21 +41,16 @@ FORMATS = ("long", "wide", "inspect", "lm-eval", "helm", "eee", "swe-bench")
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz")
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """A table file as a DataFrame (CSV/TSV/JSON/JSONL/Parquet)."""
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".tsv", ".tab"):
-            return pd.read_csv(path, sep="\t")
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True)
-        if suffix == ".json":
-            return pd.read_json(path)
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except (ValueError, pd.errors.ParserError) as err:
-        raise InputError(f"{path}: cannot be read as a table ({str(err).splitlines()[0]})") from None
+def read_table(path: Path, text=("model", "item")) -> pd.DataFrame:
+    """A table file as a DataFrame (CSV/TSV/JSON/JSONL/Parquet) read as it comes
+    (:func:`bayesrank.data.tables.read_table`: encodings, delimiters, parse errors with their line);
+    the ``text`` columns keep the characters of the file (model ``007`` is not ``7``)."""
+    from bayesrank.data.tables import read_table as read_file
+
+    table = read_file(path)
+    if table.frame is None:
+        raise InputError(f"{path}: a JSON object, not a table of per-item results")
+    return table.with_text([c for c in text if c in table.columns])
 
 
 # ---------------------------------------------------------------------------------- detection
@@ -164,7 +159,7 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
         raise InputError(f"unknown items format {fmt!r}; formats: auto, {', '.join(FORMATS)}")
     notes: list[str] = []
     if fmt == "long":
-        data_ = _long(read_table(path), model, item, score, cluster, on_invalid, str(path), benchmark)
+        data_ = _long(read_table(path, (model, item)), model, item, score, cluster, on_invalid, str(path), benchmark)
     elif fmt == "wide":
         data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=str(path),
                                      benchmark=benchmark)

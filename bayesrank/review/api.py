@@ -31,30 +31,17 @@ CONFIDENCE_KEYS = {"correct", "verbal", "token", "group"}
 
 
 def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
-    """pairwise | judges | grid | confidence, from the column names (of a file, a folder's first file, or
-    a DataFrame) and the keys of a ``columns`` mapping (see module docstring)."""
+    """pairwise | judges | grid | confidence | items, from the column names (of a file, a folder's first
+    file, or a DataFrame) and the keys of a ``columns`` mapping (see module docstring)."""
     import pandas as pd
 
     from bayesrank.data.columns import parse_columns, parse_judge_cols
 
-<<<<<<< HEAD
-        return list(pq.read_schema(path).names)
-    return []
-
-
-def detect_kind(path: Path) -> str:
-    """pairwise | judges | grid | confidence | items, from the columns (see module docstring)."""
-    if path.is_dir() and list(path.glob("L3_data*.csv")):
-        return "confidence"
-    from bayesrank.items.readers import detect_format
-
-    if detect_format(path) not in (None, "long") or ITEM_COLUMNS <= set(_columns(path)):
-        return "items"
-    cols = set(_columns(path))
-=======
     keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
     if keys & CONFIDENCE_KEYS - {"group"} or ("group" in keys and not keys & PAIR_KEYS):
         return "confidence"
+    if "item" in keys:
+        return "items"
     if keys & GRID_KEYS:
         return "grid"
     if parse_judge_cols(judge_cols) or "judge" in keys or "{judge}" in str(path_pattern or ""):
@@ -68,13 +55,16 @@ def detect_kind(path: Path) -> str:
         if path.is_dir() and list(path.glob("L3_data*.csv")):
             return "confidence"
         from bayesrank.data.tables import read_header
+        from bayesrank.items.readers import detect_format
 
         cols = set(read_header(path))
->>>>>>> 64f23c9 (Every command reads with the one vocabulary: --columns/--outcome-map/--judge-cols/--encoding/--path-pattern in fit, ranks, audit, hja, review (pairwise, judges, grid and confidence keys), calibration (correct/verbal/token/group), configflip and card (model/item/score/benchmark); reading notes and exclusions printed by every command; n_excluded and excluded_by_reason in every JSON; API entry points (BradleyTerry, audit, audit_report, HJA, review) take columns=/outcome_map=/judge_cols= and DataFrames or Comparisons; a calibration row without a group value is an error naming its line (excluded and counted with --exclude-invalid))
+        if not path_pattern and (detect_format(path) not in (None, "long") or ITEM_COLUMNS <= cols):
+            return "items"
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
-    if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not cols & set(JUDGE_COLUMNS)
-            and not {"score", "answer1_id"} <= cols) or any(g <= cols for g in GRID_COLUMNS):
+    if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not path_pattern
+            and not cols & set(JUDGE_COLUMNS) and not {"score", "answer1_id"} <= cols) \
+            or any(g <= cols for g in GRID_COLUMNS):
         return "grid"
     if cols & set(JUDGE_COLUMNS):
         return "judges"
@@ -166,8 +156,11 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
             raise InputError("--axes applies to grid data only (this is items data)")
         from bayesrank.review.items import review_items
 
-        return review_items(path, format=format, exclude_invalid=exclude_invalid, **common, **grid_options,
-                            **item_options, **options)
+        if reading.get("path_pattern") or reading.get("encoding"):
+            raise InputError("--path-pattern / --encoding: per-item results are read by the items readers "
+                             "(--columns model=,item=,score= name their columns)")
+        return review_items(path, format=format, exclude_invalid=exclude_invalid, columns=reading.get("columns"),
+                            **common, **grid_options, **item_options, **options)
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 
@@ -186,7 +179,8 @@ def _check_keys(kind: str, columns) -> None:
     """``--columns`` keys must belong to the kind of data reviewed (one line naming the ones that do not)."""
     from bayesrank.data.columns import parse_columns
 
-    allowed = {"pairwise": PAIR_KEYS, "judges": PAIR_KEYS, "grid": GRID_KEYS, "confidence": CONFIDENCE_KEYS}[kind]
+    allowed = {"pairwise": PAIR_KEYS, "judges": PAIR_KEYS, "grid": GRID_KEYS, "confidence": CONFIDENCE_KEYS,
+               "items": GRID_KEYS}[kind]
     keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
     wrong = sorted(keys - allowed)
     if wrong:

@@ -185,7 +185,8 @@ def _rank_plot(table: pd.DataFrame, level: float, ax, top: int = 30):
 
 def review_items(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
                  progress=None, format: str = "auto", cluster: str | None = None, benchmarks=None, metric=None,
-                 models=None, exclude_invalid: bool = False, draws: int = 500, chains: int = 4) -> ReviewReport:
+                 models=None, exclude_invalid: bool = False, draws: int = 500, chains: int = 4,
+                 columns=None) -> ReviewReport:
     from bayesrank.items import irt
     from bayesrank.items.frequentist import mean_covariance, model_table, rank_sets
     from bayesrank.items.readers import read_items
@@ -195,7 +196,14 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     say("reading per-item results")
     if benchmarks is not None and len(benchmarks) != 1:
         raise InputError(f"--benchmarks: per-item results are reviewed one benchmark at a time (got {benchmarks})")
+    from bayesrank.data.columns import GRID_KEYS, parse_columns
+
+    names = parse_columns(columns, keys=GRID_KEYS)  # --columns model=,item=,score=,benchmark=
+    if "benchmark" in names and not benchmarks:
+        raise InputError("--columns benchmark=COL: per-item results are reviewed one benchmark at a time; "
+                         "choose it with --benchmarks NAME")
     data, reader_notes = read_items(path, format=format, cluster=cluster, metric=metric,
+                                    **{k: names[k] for k in ("model", "item", "score") if k in names},
                                     benchmark=benchmarks[0] if benchmarks else None,
                                     on_invalid="exclude" if exclude_invalid else "raise")
     if models:
