@@ -188,9 +188,10 @@ def _numeric(frame: pd.DataFrame, col: str, rows: np.ndarray) -> np.ndarray:
     v = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(v)
     if bad.any():
-        rows = [int(r) for r in rows[np.flatnonzero(bad)[:5]]]
-        raise InputError(f"column {col!r}: {int(bad.sum())} rows have a missing or non-numeric style value "
-                         f"(0-based rows {rows}); expected finite numbers")
+        from bayesrank.data.comparisons import describe_rows
+
+        raise InputError(f"{describe_rows(frame, np.flatnonzero(bad))}: column {col!r} has a missing or "
+                         f"non-numeric style value ({int(bad.sum())} rows); expected finite numbers")
     return v
 
 
@@ -245,7 +246,9 @@ def battle_data(
         log.add("tie (ties='drop')", int(tie.sum()), [int(r) for r in np.flatnonzero(tie)[:5]])
         keep &= ~tie
     row_numbers = np.flatnonzero(keep)
-    frame = frame[keep].reset_index(drop=True)
+    from bayesrank.data.comparisons import carry_places
+
+    frame = carry_places(data.frame, frame[keep].reset_index(drop=True), row_numbers)
     outcome = outcome[keep]
     if len(frame) == 0:
         raise InputError("no battles left after exclusions: " + log.report())
@@ -270,7 +273,17 @@ def _feature_matrix(frame, pairs, freq, transform, standardize, row_numbers):
     """(X, names, transform info) of the style column pairs (module docstring)."""
     cols, names, info = [], [], {}
     for a_col, b_col in pairs:
-        raw = style_feature(_numeric(frame, a_col, row_numbers), _numeric(frame, b_col, row_numbers), transform)
+        xa, xb = _numeric(frame, a_col, row_numbers), _numeric(frame, b_col, row_numbers)
+        if transform == "normalized_diff":
+            for col, x in ((a_col, xa), (b_col, xb)):
+                if (x < 0).any():
+                    from bayesrank.data.comparisons import describe_rows
+
+                    raise InputError(f"{describe_rows(frame, np.flatnonzero(x < 0))}: column {col!r} "
+                                     f"has negative style values ({int((x < 0).sum())} rows); the normalised difference "
+                                     "(x_a − x_b)/(x_a + x_b) needs values >= 0 (counts, lengths): pass "
+                                     "--style-transform diff for signed features")
+        raw = style_feature(xa, xb, transform)
         mean = float(np.average(raw, weights=freq)) if standardize == "center_scale" else 0.0
         sd = float(np.sqrt(np.average((raw - mean) ** 2, weights=freq)))  # scale only: root mean square
         sd = sd if sd > 0 else 1.0
@@ -298,8 +311,10 @@ def _cluster_codes(frame, cluster, row_numbers):
         raise InputError(f"cluster: no column {cluster!r}; the data have columns {list(frame.columns)}")
     missing = frame[cluster].isna().to_numpy()
     if missing.any():
-        rows = [int(r) for r in row_numbers[np.flatnonzero(missing)[:5]]]
-        raise InputError(f"column {cluster!r}: {int(missing.sum())} rows have no cluster label (0-based rows {rows})")
+        from bayesrank.data.comparisons import describe_rows
+
+        raise InputError(f"{describe_rows(frame, np.flatnonzero(missing))}: column {cluster!r} has no "
+                         f"cluster label ({int(missing.sum())} rows)")
     return pd.factorize(frame[cluster])[0].astype(np.int64)
 
 
@@ -323,8 +338,8 @@ def soft_battle_data(frame: pd.DataFrame, model_a: str, model_b: str, prob_a: st
         raise InputError(f"column {prob_a!r}: rows {[int(r) for r in np.flatnonzero(out)[:5]]} outside [0, 1]")
     same = (frame[model_a].astype(str) == frame[model_b].astype(str)).to_numpy() & ~missing
     if same.any():
-        raise InputError(f"columns {model_a!r}/{model_b!r}: {int(same.sum())} self-comparisons "
-                         f"(0-based rows {[int(r) for r in np.flatnonzero(same)[:5]]})")
+        raise InputError(f"rows {[int(r) for r in np.flatnonzero(same)[:5]]} (DataFrame positions): columns "
+                         f"{model_a!r}/{model_b!r} name the same player twice ({int(same.sum())} self-comparisons)")
     row_numbers = np.flatnonzero(~missing)
     f = frame[~missing].reset_index(drop=True)
     codes, players = pd.factorize(pd.concat([f[model_a].astype(str), f[model_b].astype(str)]), sort=True)

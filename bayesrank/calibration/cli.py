@@ -134,6 +134,8 @@ def load_records(args):
 
     groups = _apply_columns(args)
     table = read_table(path, encoding=getattr(args, "encoding", None))
+    if table.frame is None:
+        raise InputError(f"{path}: a JSON object, not a table of confidence records (one record per item)")
     df = table.frame
     if groups:
         args.by = ",".join(groups)

@@ -141,6 +141,7 @@ class Layout:
     outcome_map: dict = field(default_factory=dict)
     winner_first: bool = False  # a = the winner of every row (winner/loser layouts without points)
     invalid_reasons: dict = field(default_factory=dict)  # raw outcome value -> the reason it is counted under
+    positional: set = field(default_factory=set)  # columns chosen by position (a duplicated name's copies)
     assumed: str = ""
 
     def flag(self) -> str:
@@ -217,7 +218,7 @@ def _point_pair(names: list[str], a: str, b: str) -> tuple[str, str] | None:
         if i < len(names) and re.sub(r"\.\d+$", "", _norm(names[i])) in POINT_WORDS:
             after.append(names[i])
     if len(after) == 2 and after[0] != after[1]:
-        return after[0], after[1]
+        return after[0], after[1], "positional"
     return None
 
 
@@ -250,6 +251,9 @@ def detect_pairwise(names: list[str], path_fields=()) -> Layout | None:
     if points:
         lay.columns.update(score_a=points[0], score_b=points[1])
         what = f"points {points[0]!r} vs {points[1]!r} (the higher wins, equal is a tie)"
+        if len(points) == 3:
+            lay.positional = {points[0], points[1]}
+            what += "; the points columns are the ones right after each team"
     elif fastchat:
         lay.columns["outcome"] = _find(names, ("score",))
         lay.outcome_map = {"1": "a", "2": "b", "3": "tie", "-1": "invalid"}
@@ -327,7 +331,7 @@ def outcome_from_names(values: pd.Series, a: pd.Series, b: pd.Series) -> pd.Seri
 def _check_columns(lay: Layout, names, duplicated: dict) -> None:
     cols = [c for k, c in lay.columns.items() if not str(c).startswith("<path:")] + list(lay.judge_cols)
     for c in cols:
-        if c in duplicated:
+        if c in duplicated and c not in lay.positional:
             copies = duplicated[c]
             raise InputError(f"column {c!r} appears {len(copies)} times in the header; say which one with its "
                              f"position's name: {', '.join(copies)} (pandas' names for the copies, in order)")

@@ -7,6 +7,7 @@ Every row is one comparison (or ``weight`` exchangeable comparisons) between ``m
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,6 +80,33 @@ def outcome_codes(values: pd.Series, mapping: dict | None = None, column: str = 
         raise InputError(f"column {column!r}: {int(bad.sum())} rows have outcome values {labels} that are not "
                          f"a/b/tie; map them with --outcome-map VALUE=a|b|tie|invalid")
     return codes
+
+
+#: id(validated frame) -> (weak reference to it, origin, positions of its rows in the source)
+_PLACES: dict = {}
+
+
+def carry_places(source: pd.DataFrame, frame: pd.DataFrame, rows) -> pd.DataFrame:
+    """Remember that ``frame``'s rows are ``source``'s rows ``rows`` (for :func:`describe_rows`)."""
+    ref, origin, positions = _PLACES.get(id(source), (None, None, None))
+    if ref is not None and ref() is source and positions is not None:
+        _PLACES[id(frame)] = (weakref.ref(frame), origin, positions[np.asarray(rows, dtype=np.int64)])
+        weakref.finalize(frame, _PLACES.pop, id(frame), None)
+    return frame
+
+
+def describe_rows(frame: pd.DataFrame, rows, limit: int = 5) -> str:
+    """Rows of a validated comparisons frame (0-based positions) as the places a user finds them:
+    ``lines 4, 9 of votes.csv`` for a frame built by :meth:`Comparisons.from_frame` from a file
+    (its origin is remembered for as long as the frame lives), else ``rows 3, 8``."""
+    rows = [int(r) for r in list(rows)]
+    ref, origin, positions = _PLACES.get(id(frame), (None, None, None))
+    if ref is None or ref() is not frame:
+        origin = positions = None
+    if origin is None or positions is None or len(positions) != len(frame):
+        shown = ", ".join(map(str, rows[:limit])) + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+        return f"{'row' if len(rows) == 1 else 'rows'} {shown}"
+    return origin.describe(positions[rows], limit=limit)
 
 
 def _labels(values, limit: int = 6) -> str:
@@ -261,9 +289,12 @@ class Comparisons:
         extra = [c for c in df.columns if c not in needed and c not in out.columns]
         for c in extra:
             out[c] = df[c]
+        positions = np.asarray(df.index[keep])
         out = out[keep].reset_index(drop=True) if not keep.all() else out.reset_index(drop=True)
         if len(out) == 0:
             raise InputError(f"no comparisons left after exclusions: {log.report()}")
+        _PLACES[id(out)] = (weakref.ref(out), origin, positions)  # rows -> file places (describe_rows)
+        weakref.finalize(out, _PLACES.pop, id(out), None)
         return cls(frame=out, excluded=log, source=source, notes=list(notes or []), mapping=dict(mapping or {}))
 
     # ---------------------------------------------------------------- accessors

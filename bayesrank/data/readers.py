@@ -166,7 +166,8 @@ def read_comparisons(
         fmt = _signature(names) or "auto"
     excluded = table.skipped.copy()
     if fmt != "auto" and not judge_cols and set(columns) <= set(MAPPING_KEYS):  # the format's own reader
-        _check_columns(Layout(dict(columns)), names, table.duplicated)
+        used = {f"{fmt}:{c}": c for c in dict(_SIGNATURES).get(fmt, ()) if c in names}
+        _check_columns(Layout({**dict(columns), **used}), names, table.duplicated)
         if "weight" in columns:
             kwargs["weight"] = columns["weight"]
         df = table.with_text([c for c in _TEXT.get(fmt, ()) if c in names] + [columns.get("judge")])
@@ -179,7 +180,7 @@ def read_comparisons(
     if lay is None:
         raise InputError(_undetected(names, source))
     _check_columns(Layout(dict(columns), list(judge_cols)), names, table.duplicated)
-    _check_columns(lay, names, {})
+    _check_columns(lay, names, table.duplicated)
     notes = list(table.notes)
     if lay.assumed:
         notes.append(f"columns read as: {lay.assumed} (= {lay.flag()})")

@@ -489,8 +489,12 @@ def read_table(path, *, encoding: str | None = None, bad_lines: str = "raise") -
     if path.suffix.lower() in SPREADSHEETS:
         raise InputError(f"{path}: a spreadsheet file; export the sheet as CSV (or TSV) and pass that file")
     if kind in ("sniff", "csv", "tsv", "json", "jsonl"):
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
-            magic = f.read(4) if path.stat().st_size else b""
+        try:
+            with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
+                magic = f.read(4) if path.stat().st_size else b""
+        except (gzip.BadGzipFile, EOFError) as err:
+            raise InputError(f"{path}: not a readable gzip file ({err}); a truncated download, or not compressed "
+                             "(then drop the .gz suffix)") from None
         if magic.startswith(b"PAR1"):
             kind = "parquet"
         elif magic.startswith(b"PK\x03\x04"):
@@ -515,11 +519,18 @@ def read_table(path, *, encoding: str | None = None, bad_lines: str = "raise") -
 
 
 def read_header(path, encoding: str | None = None) -> list[str]:
-    """Column names without reading the whole file (a folder: the first readable file's)."""
-    path = Path(path)
+    """Column names without reading the whole file (a folder: the first readable file's); ``[]`` when
+    the file cannot be read (reading it then gives the one-line error)."""
+    try:
+        return _read_header(Path(path), encoding)
+    except (OSError, EOFError, InputError, ValueError):
+        return []
+
+
+def _read_header(path: Path, encoding: str | None) -> list[str]:
     if path.is_dir():
         files = list_data_files(path)
-        return read_header(files[0], encoding) if files else []
+        return _read_header(files[0], encoding) if files else []
     kind, gz = _kind_of(path)
     if kind == "parquet" or (kind == "sniff" and _sniff_kind(path, gz) == "parquet"):
         try:

@@ -118,23 +118,17 @@ def detect_format(path: Path) -> str | None:
 
 
 def _columns(path: Path) -> list[str]:
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".csv", ".tsv", ".tab", ".gz"):
-            return list(pd.read_csv(path, nrows=3, sep="\t" if suffix in (".tsv", ".tab") else ",").columns)
-        if suffix in (".jsonl", ".ndjson"):
-            first = _first_json_line(path)
-            return list(first) if isinstance(first, dict) else []
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+    """Column names of a table file without reading it all (``[]`` when unreadable: reading it then
+    gives the one-line error); :func:`bayesrank.data.tables.read_header`."""
+    from bayesrank.data.tables import read_header
 
-            return list(pq.read_schema(path).names)
-        if suffix == ".json":
+    if path.suffix.lower() == ".json":  # a JSON object's keys are not columns here
+        try:
             obj = json.loads(path.read_text())
-            return list(obj[0]) if isinstance(obj, list) and obj and isinstance(obj[0], dict) else []
-    except (ValueError, json.JSONDecodeError, UnicodeDecodeError, pd.errors.ParserError):
-        return []
-    return []
+        except (OSError, ValueError):
+            return []
+        return list(obj[0]) if isinstance(obj, list) and obj and isinstance(obj[0], dict) else []
+    return read_header(path) if path.is_file() else []
 
 
 # ---------------------------------------------------------------------------------- entry point

@@ -62,8 +62,11 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
             return "items"
     if CONFIDENCE_COLUMNS <= cols:
         return "confidence"
-    if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not path_pattern
-            and not cols & set(JUDGE_COLUMNS) and not {"score", "answer1_id"} <= cols) \
+    from bayesrank.data.columns import detect_pairwise
+    from bayesrank.data.readers import _signature
+
+    pairwise = bool(cols) and (_signature(cols) is not None or detect_pairwise(sorted(cols)) is not None)
+    if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not path_pattern and not pairwise) \
             or any(g <= cols for g in GRID_COLUMNS):
         return "grid"
     if cols & set(JUDGE_COLUMNS):

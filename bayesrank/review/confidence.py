@@ -67,6 +67,8 @@ def load_records(path: Path, columns=None, encoding=None, exclude_invalid: bool 
 
         return read_boolq_llama3(), ["prompt_variant"]
     table = read_table(path, encoding=encoding)
+    if table.frame is None:
+        raise InputError(f"{path}: a JSON object, not a table of confidence records (one record per item)")
     df = table.frame
     by = list(cols.get("group") or [c for c in ("model", "dataset") if c in df.columns])
     df = group_columns(df, by, table.origin, exclude_invalid)

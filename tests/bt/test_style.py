@@ -177,8 +177,13 @@ def test_bad_style_spec(sim, spec, match):
 def test_bad_values_and_options(sim):
     frame = sim[0].copy()
     frame.loc[7, "s0_a"] = np.nan
-    with pytest.raises(InputError, match=r"column 's0_a': 1 rows .*rows \[7\]"):
+    with pytest.raises(InputError, match=r"^row 7 \(DataFrame index\): column 's0_a' has a missing or non-numeric"):
         battle_data(Comparisons.from_frame(frame), STYLE)
+    negative = sim[0].copy()
+    negative.loc[[2, 5], "s0_b"] = -1.0  # (x_a - x_b)/(x_a + x_b) is meaningless for signed values
+    with pytest.raises(InputError, match=r"^rows 2, 5 \(DataFrame index\): column 's0_b' has negative style values"):
+        battle_data(Comparisons.from_frame(negative), STYLE)
+    battle_data(Comparisons.from_frame(negative), STYLE, transform="diff")  # the signed transform takes them
     with pytest.raises(InputError, match="ties"):
         battle_data(Comparisons.from_frame(sim[0]), STYLE, ties="davidson")
     with pytest.raises(InputError, match="method"):
