@@ -119,6 +119,10 @@ def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: boo
                    help="text encoding of DATA (default: UTF-8 with or without BOM, UTF-16/32 with BOM; a file that is "
                         "not UTF-8 is read as Windows-1252 and a note says so)")
     if "pairwise" in vocabulary:
+        g.add_argument("--join", default=None, metavar="FILE[,FILE...]",
+                       help="add the columns of other files that share a key column with DATA (--on), e.g. per-judge "
+                            "verdicts kept in separate files keyed by the item id")
+        g.add_argument("--on", default=None, metavar="COL", help="the key column of --join")
         g.add_argument("--path-pattern", default=None, metavar="PATTERN",
                        help="DATA is a folder: read the files whose path (relative to it) matches PATTERN and take "
                             "{a}, {b}, {judge} ... from it, e.g. '{a}-vs-{b}-gpt-4-reviewer-threeclass.jsonl' "
@@ -128,7 +132,7 @@ def add_data_args(p: argparse.ArgumentParser, formats=None, exclude_invalid: boo
 def data_options(args) -> dict:
     """The reading options of :func:`add_data_args` as keyword arguments of the readers
     (``columns``, ``outcome_map``, ``judge_cols``, ``encoding``, ``path_pattern``; absent ones omitted)."""
-    names = ("columns", "outcome_map", "judge_cols", "encoding", "path_pattern")
+    names = ("columns", "outcome_map", "judge_cols", "encoding", "path_pattern", "join", "on")
     return {n: getattr(args, n) for n in names if getattr(args, n, None) not in (None, "")}
 
 

@@ -97,6 +97,8 @@ def read_comparisons(
     judge_cols=None,
     encoding: str | None = None,
     path_pattern: str | None = None,
+    join=None,
+    on: str | None = None,
     **kwargs,
 ) -> Comparisons:
     """Read comparisons from a path (a file, a folder, a bundled dataset name), a DataFrame, a
@@ -111,7 +113,8 @@ def read_comparisons(
     and counts every invalid row by reason instead of raising (self-comparisons, missing names or
     points, unknown or invalid-mapped outcomes, unreadable JSON lines). ``encoding`` overrides the
     detected text encoding; ``path_pattern`` reads a folder's files and takes columns from their
-    paths (``"{a}-vs-{b}-gpt-4-reviewer-threeclass.jsonl"``).
+    paths (``"{a}-vs-{b}-gpt-4-reviewer-threeclass.jsonl"``); ``join`` (files) with ``on`` (a key
+    column) adds the columns of other files keyed by the same id (per-judge verdicts kept apart).
     """
     from bayesrank.data.columns import (
         Layout,
@@ -138,7 +141,7 @@ def read_comparisons(
         from bayesrank.datasets import resolve
 
         table = read_source(resolve(data), encoding=encoding, path_pattern=path_pattern,
-                            bad_lines="exclude" if on_invalid == "exclude" else "raise")
+                            bad_lines="exclude" if on_invalid == "exclude" else "raise", join=join, on=on)
     elif isinstance(data, dict):
         table = Table(frame=None, source="<dict>", origin=Origin(source="<dict>", unit="record"), obj=data)
     elif isinstance(data, pd.DataFrame):

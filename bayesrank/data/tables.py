@@ -70,7 +70,8 @@ class Table:
         """``columns`` as text exactly as written in the file (missing values stay missing)."""
         cols = [c for c in dict.fromkeys(columns) if c is not None]
         out = pd.DataFrame(index=self.frame.index)
-        numeric = [c for c in cols if not _is_text(self.frame[c])]
+        numeric = [c for c in cols if not _is_text(self.frame[c]) or (
+            self.frame[c].dtype == object and pd.api.types.infer_dtype(self.frame[c], skipna=True) != "string")]
         raw = self._reread(numeric) if (numeric and self._reread is not None) else None
         for c in cols:
             if c in numeric:
@@ -235,24 +236,68 @@ def _csv_line_starts(text: str, delimiter: str) -> np.ndarray:
 _FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
+def _head_bytes(path: Path, gz: bool, n: int = _HEAD) -> bytes:
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
+            return f.read(n)
+    except (gzip.BadGzipFile, EOFError, OSError) as err:
+        raise InputError(f"{path}: not a readable gzip file ({err}); a truncated download?") from None
+
+
+def _line_starts_fast(data: bytes) -> np.ndarray | None:
+    """:func:`_csv_line_starts` without a CSV parser, for files with no quote character (every line
+    break then ends a record); None when the file has quotes."""
+    if b'"' in data:
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], breaks + 1])
+    ends = np.concatenate([breaks, [len(buf)]])
+    blank = np.isin(buf, np.frombuffer(b" \t\r\x0b\x0c", dtype=np.uint8))
+    text_bytes = np.concatenate([[0], np.cumsum(~blank)])  # non-blank bytes before each offset
+    nonblank = (text_bytes[ends] - text_bytes[starts]) > 0
+    lines = np.flatnonzero(nonblank) + 1  # 1-based numbers of the non-blank lines
+    return lines[1:]  # the first is the header
+
+
 def _read_csv(path: Path, kind: str, gz: bool, encoding: str | None) -> Table:
+    """pandas reads the file itself when it is UTF-8 (the common case: no copy of its text); other
+    encodings are decoded here first. Line numbers are found only when a message asks for them."""
     source = str(path)
-    data = _open_bytes(path, gz)
-    if not data.strip():
-        raise InputError(f"{source}: empty file ({len(data)} bytes); expected a header line and data rows")
-    text, enc, notes = decode(data, source, encoding)
-    text = text.lstrip("\ufeff")
-    delim = sniff_delimiter(text, kind)
+    head = _head_bytes(path, gz)
+    if not head.strip() and (gz or path.stat().st_size <= len(head)):
+        raise InputError(f"{source}: empty file ({path.stat().st_size} bytes); expected a header line and data rows")
+    cut = head if len(head) < _HEAD else head[: head.rfind(b"\n") + 1] or head
+    head_text, enc, notes = decode(cut, source, encoding)
+    text = None
+    if enc not in ("utf-8", "utf-8-sig") or len(head) == _HEAD and _bom_encoding(head) not in (None, "utf-8-sig"):
+        data = _open_bytes(path, gz)
+        text, enc, notes = decode(data, source, encoding)
+        text = text.lstrip("\ufeff")
+    head_text = head_text.lstrip("\ufeff")
+    delim = sniff_delimiter(head_text, kind)
     if delim not in (",", "\t") or (delim == "\t" and kind != "tsv"):
         notes.append(f"{source}: delimiter {delim!r} (detected)")
-    lines = [ln for ln in text[:_HEAD].splitlines() if ln.strip()]
+    lines = [ln for ln in head_text.splitlines() if ln.strip()]
     header = next(csv.reader(lines[:1], delimiter=delim), [])
     names = [h.strip() for h in header]
     counts = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1
+
+    def parse(**kw):
+        source_arg = io.StringIO(text) if text is not None else path
+        enc_arg = {} if text is not None else {"encoding": "utf-8-sig"}
+        return pd.read_csv(source_arg, sep=delim, index_col=False, skip_blank_lines=True, **enc_arg, **kw)
+
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=delim, index_col=False, skip_blank_lines=True, low_memory=False)
+        frame = parse()
+    except UnicodeDecodeError:  # not UTF-8 after the first 64 KiB: decode the whole file (and say so)
+        data = _open_bytes(path, gz)
+        text, enc, more = decode(data, source, encoding)
+        text = text.lstrip("\ufeff")
+        notes += more
+        frame = parse()
     except pd.errors.EmptyDataError:
         raise InputError(f"{source}: no header line (only blank lines)") from None
     except pd.errors.ParserError as err:
@@ -267,20 +312,29 @@ def _read_csv(path: Path, kind: str, gz: bool, encoding: str | None) -> Table:
     for n, k in counts.items():
         if k > 1 and n:
             duplicated[n] = [n] + [f"{n}.{i}" for i in range(1, k)]
-    origin = Origin(source=source, unit="line", lines=lambda: _csv_line_starts(text, delim))
+
+    def line_starts():
+        if text is None:
+            data = _open_bytes(path, gz)
+            fast = _line_starts_fast(data)
+            if fast is not None:
+                return fast
+            return _csv_line_starts(data.decode("utf-8-sig"), delim)
+        fast = _line_starts_fast(text.encode("utf-8")) if '"' not in text else None
+        return fast if fast is not None else _csv_line_starts(text, delim)
+
+    origin = Origin(source=source, unit="line", lines=line_starts)
     skipped = ExclusionLog()
     frame = _drop_repeated_headers(frame, names, skipped, origin)
 
     def reread(cols):
         positions = [list(frame.columns).index(c) for c in cols]
-        raw = pd.read_csv(io.StringIO(text), sep=delim, index_col=False, skip_blank_lines=True, dtype=str,
-                          usecols=positions, low_memory=False)
+        raw = parse(dtype=str, usecols=positions, low_memory=False)
         raw.columns = [frame.columns[p] for p in sorted(positions)]
         return raw.loc[frame.index]
 
-    table = Table(frame=frame, source=source, origin=origin, notes=notes, skipped=skipped, duplicated=duplicated,
-                  _reread=reread)
-    return table
+    return Table(frame=frame, source=source, origin=origin, notes=notes, skipped=skipped, duplicated=duplicated,
+                 _reread=reread)
 
 
 def _drop_repeated_headers(frame: pd.DataFrame, header: list[str], skipped: ExclusionLog,
@@ -293,7 +347,7 @@ def _drop_repeated_headers(frame: pd.DataFrame, header: list[str], skipped: Excl
     named = [j for j, h in enumerate(header) if h]
     if not named or not _is_text(frame.iloc[:, named[0]]):
         return frame
-    cand = (frame.iloc[:, named[0]].astype(object) == header[named[0]]).to_numpy()
+    cand = (frame.iloc[:, named[0]] == header[named[0]]).fillna(False).to_numpy(dtype=bool)
     if not cand.any():
         return frame
     sub = frame.iloc[np.flatnonzero(cand)]
@@ -560,6 +614,12 @@ def _read_header(path: Path, encoding: str | None) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- folders and path patterns
+def _listed(files) -> list[str]:
+    if isinstance(files, (str, Path)):
+        files = [f for f in str(files).split(",") if f.strip()]
+    return [str(f).strip() for f in files]
+
+
 def list_data_files(folder) -> list[Path]:
     """Data files under ``folder`` (recursively; names starting with ``.`` or ``_`` skipped), sorted."""
     folder = Path(folder)
@@ -574,19 +634,24 @@ def list_data_files(folder) -> list[Path]:
 
 
 def compile_path_pattern(pattern: str):
-    """``{name}`` -> a named part (the first occurrence; later ones must repeat it), ``*`` -> any
-    text, ``?`` -> one character; the pattern must match a file's whole path relative to the folder."""
+    """``{name}`` -> a named part of one path component (the first occurrence; later ones must repeat
+    it), ``*`` -> any text within a component, ``?`` -> one character, ``**/`` -> any folders; the
+    pattern must match a file's whole path relative to the folder (``/`` separates folders)."""
     out, seen, i = [], set(), 0
-    for m in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|\*|\?", pattern):
+    for m in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|\*\*/|\*\*|\*|\?", pattern):
         out.append(re.escape(pattern[i:m.start()]))
         tok = m.group(0)
-        if tok == "*":
-            out.append(".*?")
+        if tok == "**/":
+            out.append("(?:.*/)?")
+        elif tok == "**":
+            out.append(".*")
+        elif tok == "*":
+            out.append("[^/]*?")
         elif tok == "?":
-            out.append(".")
+            out.append("[^/]")
         else:
             name = m.group(1)
-            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^/]+?)")
             seen.add(name)
         i = m.end()
     out.append(re.escape(pattern[i:]))
@@ -595,16 +660,66 @@ def compile_path_pattern(pattern: str):
     return re.compile("".join(out) + r"\Z"), sorted(seen)
 
 
+def join_tables(table: Table, others, on: str, encoding: str | None = None) -> Table:
+    """``table`` with the columns of each file in ``others`` joined on the key column ``on`` (e.g.
+    per-judge verdicts kept in separate files, keyed by the item's id): every row of ``table`` is
+    kept with its place (a key missing from a joined file leaves its columns empty: the rows are
+    then reported as missing outcomes); a key repeated inside a joined file is an error naming its
+    lines; a column name both files use gets the joined file's name as a suffix."""
+    if table.frame is None:
+        raise InputError(f"{table.source}: a JSON object cannot be joined with other files")
+    if on not in table.frame.columns:
+        raise InputError(f"--on {on!r}: no such column in {table.source}; its columns are {', '.join(table.columns)}")
+    frame, notes = table.frame, list(table.notes)
+    for other in others:
+        t = read_table(other, encoding=encoding)
+        if t.frame is None or on not in t.frame.columns:
+            raise InputError(f"--join {other}: no column {on!r} to join on"
+                             + (f"; its columns are {', '.join(t.columns)}" if t.frame is not None else ""))
+        key = t.frame[on].astype(str)
+        dup = key.duplicated(keep=False).to_numpy()
+        if dup.any():
+            raise InputError(f"{t.origin.describe(t.frame.index[dup])}: the key {on!r} repeats "
+                             f"({key[dup].iloc[0]!r}); a joined file needs one row per key")
+        extra = t.frame.drop(columns=[on])
+        stem = Path(other).name.split(".")[0]
+        extra.columns = [c if c not in frame.columns else f"{c}_{stem}" for c in extra.columns]
+        extra.index = key.to_numpy()
+        left = frame[on].astype(str)
+        joined = extra.reindex(left.to_numpy())
+        joined.index = frame.index
+        missing = int((~left.isin(extra.index)).sum())
+        frame = pd.concat([frame, joined], axis=1)
+        notes.append(f"joined {other} on {on!r}: columns {', '.join(map(str, extra.columns))}"
+                     + (f"; {missing} row(s) of {table.source} have no match there" if missing else ""))
+        notes.extend(t.notes)
+    table.frame, table.notes = frame, notes
+    reread = table._reread
+    joined_cols = set(frame.columns) - set(table.columns)
+    if reread is not None:
+        table._reread = lambda cols: reread([c for c in cols if c not in joined_cols]).join(
+            frame[[c for c in cols if c in joined_cols]].map(lambda v: v if pd.isna(v) else str(v)))
+    return table
+
+
 def read_source(data, *, encoding: str | None = None, path_pattern: str | None = None,
-                bad_lines: str = "raise") -> Table:
+                bad_lines: str = "raise", join=None, on: str | None = None) -> Table:
     """A file (:func:`read_table`) or every data file of a folder, concatenated. ``path_pattern``
     (e.g. ``ratings-{judge}/{a}-vs-{b}-*.jsonl``) keeps only files whose path relative to the
-    folder matches and adds a column per ``{field}`` (recorded in ``Table.path_columns``)."""
+    folder matches and adds a column per ``{field}`` (recorded in ``Table.path_columns``).
+    ``join`` (files) and ``on`` (a key column): :func:`join_tables`."""
     path = Path(data)
+    if join and not on:
+        raise InputError("--join needs --on COLUMN: the key column the files share (e.g. --on idx)")
+    if on and not join:
+        raise InputError("--on names the key column of --join FILE[,FILE...]; no file to join was given")
     if not path.is_dir():
         if path_pattern:
             raise InputError("--path-pattern reads a folder of files; DATA is a single file")
-        return read_table(path, encoding=encoding, bad_lines=bad_lines)
+        table = read_table(path, encoding=encoding, bad_lines=bad_lines)
+        return join_tables(table, [j for j in _listed(join)], on, encoding) if join else table
+    if join:
+        raise InputError("--join joins files to one DATA file, not to a folder")
     files = list_data_files(path)
     if not files:
         raise InputError(f"{path}: no data files (.csv .tsv .json .jsonl .parquet) in this folder")

@@ -69,7 +69,9 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
     if (not isinstance(path, pd.DataFrame) and Path(path).is_dir() and not path_pattern and not pairwise) \
             or any(g <= cols for g in GRID_COLUMNS):
         return "grid"
-    if cols & set(JUDGE_COLUMNS):
+    from bayesrank.data.columns import WIDE_JUDGE
+
+    if cols & set(JUDGE_COLUMNS) or sum(bool(WIDE_JUDGE.match(c)) for c in cols) >= 2:
         return "judges"
     return "pairwise"
 
@@ -77,7 +79,8 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
 def review(data, *, kind: str | None = None, claims=None, judge_col: str | None = None, level: float = 0.95,
            fragile_below: float = 0.01, fast: bool = False, seed: int = 0, budget: int | None = None,
            format: str = "auto", exclude_invalid: bool = False, command=None, progress=None,
-           columns=None, outcome_map=None, judge_cols=None, encoding=None, path_pattern=None, **options):
+           columns=None, outcome_map=None, judge_cols=None, encoding=None, path_pattern=None, join=None, on=None,
+           **options):
     """Review ``data`` (a path, a folder, a bundled dataset name, a pandas DataFrame or
     :class:`~bayesrank.data.Comparisons`) and return a :class:`ReviewReport`.
 
@@ -99,7 +102,8 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     with single_blas_thread(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reading = {k: v for k, v in dict(columns=columns, outcome_map=outcome_map, judge_cols=judge_cols,
-                                         encoding=encoding, path_pattern=path_pattern).items() if v is not None}
+                                         encoding=encoding, path_pattern=path_pattern, join=join,
+                                         on=on).items() if v is not None}
         report = _review(data, kind=kind, claims=claims, judge_col=judge_col, level=level,
                          fragile_below=fragile_below, fast=fast, seed=seed, budget=budget, format=format,
                          exclude_invalid=exclude_invalid, command=command, progress=progress, reading=reading,

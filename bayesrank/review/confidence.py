@@ -168,6 +168,8 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     from bayesrank.review.joint import joint_statement
 
     return ReviewReport(kind="confidence", title=title, level=level, fragile_below=fragile_below, claims=answers,
-                        sections=secs, reproducibility=rep, parts=parts, notes=protocol_notes,
+                        sections=secs, reproducibility=rep, parts=parts,
+                        notes=([f"excluded: {records.exclusions.report()}"] if records.exclusions.total else [])
+                        + protocol_notes,
                         custom_rule=confidence_rule(level, primary), results={"calibration": report, "records": records},
                         joint=joint_statement(answers, level))

@@ -273,6 +273,8 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
         parts["paired tests"] = paired.diagnostics
     notes = [f"grid reader: {w}" for w in warns]
     rep = appendix(path, len(rows), res.excluded.to_dict(), seed, command)
+    if res.excluded.total:
+        notes = [f"excluded: {res.excluded.report()}", *notes]
     title = f"Review of {path.name}: {len(answers)} claims on {len(res.results)} benchmark(s)"
     return ReviewReport(kind="grid", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, parts=parts, notes=notes, custom_rule=grid_rule(level),

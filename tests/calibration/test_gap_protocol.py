@@ -176,7 +176,8 @@ def test_cli_json_validates_strict_and_errors(tmp_path, capsys):
     bad.loc[5, "token"] = 1.5
     bad.to_csv(csv, index=False)
     assert cli_main([str(csv), "--no-posterior"]) == 2
-    assert "column 'token', row 5: confidence 1.5 outside [0, 1]" in capsys.readouterr().err.replace("\n", "")
+    # data row 5 is line 7 of the file (the header is line 1)
+    assert f"line 7 of {csv}: column 'token' has confidence 1.5 outside [0, 1]" in capsys.readouterr().err.replace("\n", "")
     rc = cli_main([str(csv), "--no-posterior", "--exclude-invalid", "--scores", "", "--estimators", "ece", "--n-boot", "10",
                    "--json", str(out)])
     assert rc == 0
