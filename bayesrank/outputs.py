@@ -120,13 +120,18 @@ def check_file(path, flag: str) -> Path:
             return p  # a device or pipe (e.g. /dev/stdout): written directly, errors are caught then
         if not os.access(p, os.W_OK):
             raise OutputError(f"{where}: the file exists and is not writable")
-    anchor = _nearest_existing(p.absolute().parent)
+    _check_writable_under(p.absolute().parent, where)
+    return p
+
+
+def _check_writable_under(folder: Path, where: str) -> None:
+    """The nearest existing folder at or above ``folder`` is a folder in which a file can be created."""
+    anchor = _nearest_existing(folder)
     if not anchor.is_dir():
         raise OutputError(f"{where}: {anchor} is a file, not a folder")
     reason = _probe_writable(anchor)
     if reason:
         raise OutputError(f"{where}: cannot write in {anchor} ({reason})")
-    return p
 
 
 def check_folder(path, flag: str) -> Path:
@@ -135,12 +140,7 @@ def check_folder(path, flag: str) -> Path:
     where = f"{flag} {path}"
     if p.exists() and not p.is_dir():
         raise OutputError(f"{where}: is a file; expected a folder")
-    anchor = _nearest_existing(p.absolute())
-    if not anchor.is_dir():
-        raise OutputError(f"{where}: {anchor} is a file, not a folder")
-    reason = _probe_writable(anchor)
-    if reason:
-        raise OutputError(f"{where}: cannot write in {anchor} ({reason})")
+    _check_writable_under(p.absolute(), where)
     return p
 
 

@@ -422,13 +422,18 @@ def _records_frame(records, lines, source, unit="line") -> pd.DataFrame:
     return frame
 
 
-def _read_json(path: Path, gz: bool, encoding: str | None) -> Table:
-    source = str(path)
+def _text_of(path: Path, gz: bool, encoding: str | None, expected: str) -> tuple[str, list[str]]:
+    """(the file's text, notes) — an empty file is an error saying what was ``expected``."""
     data = _open_bytes(path, gz)
     if not data.strip():
-        raise InputError(f"{source}: empty file ({len(data)} bytes); expected a JSON array of records")
-    text, enc, notes = decode(data, source, encoding)
-    text = text.lstrip("\ufeff")
+        raise InputError(f"{path}: empty file ({len(data)} bytes); expected {expected}")
+    text, _, notes = decode(data, path, encoding)
+    return text.lstrip("\ufeff"), notes
+
+
+def _read_json(path: Path, gz: bool, encoding: str | None) -> Table:
+    source = str(path)
+    text, notes = _text_of(path, gz, encoding, "a JSON array of records")
     first = text.lstrip()[:1]
     if first == "[":
         records, lines = _records_with_lines(text, source)
@@ -462,11 +467,7 @@ def _read_json(path: Path, gz: bool, encoding: str | None) -> Table:
 
 def _read_jsonl(path: Path, gz: bool, encoding: str | None, bad_lines: str = "raise") -> Table:
     source = str(path)
-    data = _open_bytes(path, gz)
-    if not data.strip():
-        raise InputError(f"{source}: empty file ({len(data)} bytes); expected one JSON record per line")
-    text, enc, notes = decode(data, source, encoding)
-    text = text.lstrip("\ufeff")
+    text, notes = _text_of(path, gz, encoding, "one JSON record per line")
     records, lines, skipped = [], [], ExclusionLog()
     loads = json.loads
     for number, line in enumerate(text.splitlines(), 1):
