@@ -47,8 +47,12 @@ def main():
     print(f"{a.models} models × {a.items:,} items ({a.models * a.items:,} rows)")
     for extra in ([["--fast"]] + ([] if a.no_nuts else [[]])):
         cmd = [sys.executable, "-m", "bayesrank.cli", "review", str(csv), *extra, "--json", str(tmp / "r.json")]
-        timed(f"whole process: bayesrank review {' '.join(extra) or '(NUTS)'}",
-              lambda: subprocess.run(cmd, check=True, capture_output=True))
+        def whole(cmd=cmd):
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode:
+                raise SystemExit(f"{' '.join(cmd)} failed:\n{run.stderr[-3000:]}")
+
+        timed(f"whole process: bayesrank review {' '.join(extra) or '(NUTS)'}", whole)
     from bayesrank.items import irt
     from bayesrank.items.frequentist import mean_covariance, model_table, pair_stats, rank_sets
     from bayesrank.items.perturb import lose_significance, overturn

@@ -53,6 +53,7 @@ def quadrature(max_trials: float) -> tuple[np.ndarray, np.ndarray]:
     return x, logw
 
 PRIOR = {"theta": 2.5, "mu": 2.5, "sigma": 2.5}
+LOO_MAX_ITEMS = 2000  # item-level PSIS-LOO costs ~9 ms per item (ArviZ's Pareto smoothing): skipped above
 
 
 @dataclass(frozen=True)
@@ -322,16 +323,19 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = 500, tune: int = 500,
     from bayesrank.protocol import Diagnostics
 
     data = None if isinstance(data_or_stats, RaschStats) else data_or_stats
+    from bayesrank._multiprocessing import pymc_mp_ctx
+
     st = data_or_stats if data is None else sufficient(data)
     model = build_rasch_model(st, prior)
-    with model:
+    with model:  # PyMC's own NUTS (the package's default sampler: nutpie would compile with numba first)
         idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=False,
-                          target_accept=target_accept, compute_convergence_checks=False)
+                          target_accept=target_accept, compute_convergence_checks=False, nuts_sampler="pymc",
+                          cores=min(chains, 2), mp_ctx=pymc_mp_ctx())
     post = idata["posterior"]
     theta = post["theta"].values.reshape(-1, len(st.players))
     mu, sigma = post["mu"].values.ravel(), post["sigma"].values.ravel()
     extra = {}
-    if loo and data is not None:
+    if loo and data is not None and data.n_items <= LOO_MAX_ITEMS:
         extra["loo"] = loo_items(theta, mu, sigma, data, st, chains=chains)
     diag = Diagnostics.sampler("nuts (collapsed Rasch)", idata, var_names=["theta", "mu", "sigma"], **extra)
     return RaschFit(st.players, theta, mu, sigma, "nuts", diag, idata=idata, extra=extra)
