@@ -9,7 +9,8 @@ pair; ties from a Davidson model when ``tie_rate > 0``), refitted by the batched
   intersection–union tests) and the ``order`` claim (:mod:`bayesrank.review.order`), with the
   review's default covariance (Fisher without ties; half-win scoring with the sandwich with ties);
 * the **Bayesian** answer of ``--fast`` (:func:`laplace_probabilities`): the share of 2,000 draws of
-  the Laplace twin (ridge MLE with ridge 1/σ², inverse ridge Hessian; Davidson with ties) in which
+  the half-win Laplace twin (ridge MLE with ridge 1/σ², inverse ridge Hessian; with ties adjusted
+  to the sandwich, as the review) in which
   the claim holds, against the threshold of its level;
 * whether the claim is **true** (:func:`truths`) — the false-support rate of a test is the share of
   replicates where it supports a claim that is false for the true θ.
@@ -213,21 +214,25 @@ def order_supported(sim: Simulated, level: float = 0.95, seed: int = 0, n_sim: i
 def laplace_probabilities(sim: Simulated, prior_sigma: float | None = None, draws: int = 2000, seed: int = 0,
                           k_top: int = 2, pair=(0, 1)) -> dict:
     """Per replicate, the ``--fast`` posterior probability of each claim: the share of ``draws``
-    Gaussian draws of the Laplace twin (ridge MLE with ridge 1/σ², covariance = inverse ridge Hessian;
-    Davidson ties when the data have ties, as ``bayesrank.review.fits.laplace_twin``)."""
+    Gaussian draws of the Laplace twin (ridge MLE with ridge 1/σ², covariance = inverse ridge Hessian)
+    of the half-win model; with ties curvature-adjusted to the sandwich covariance (as the review's
+    ``bayesrank.review.fits.claims_posterior``)."""
     from bayesrank.bt.likelihood import tie_model
     from bayesrank.bt.mle import constrained_covariance, newton
     from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
+    from bayesrank.stats.adjusted_posterior import adjust_draws
 
     sigma = DEFAULT_PRIOR_SIGMA if prior_sigma is None else prior_sigma
     k = len(sim.theta)
-    model = tie_model("davidson" if sim.has_ties else "half")
+    model = tie_model("half")
     res = newton(model, sim.template, batch_counts=sim.counts, ridge=1.0 / sigma**2, tol=1e-10)
     rng = np.random.default_rng(seed)
     out = {key: np.zeros(sim.n_rep) for key in ("pair", "adjacent", "top1", "topk")}
     for r in range(sim.n_rep):
         cov = constrained_covariance(res.hessian[r], k, model.n_extra)[:k, :k]
         g = rng.multivariate_normal(res.params[r, :k], cov, size=draws, method="eigh")
+        if sim.has_ties:
+            g = adjust_draws(g, sim.cov[r], n_players=k)
         rk = np.argsort(-sim.estimate[r], kind="stable")  # claims are about the reported (MLE) order
         out["pair"][r] = np.mean(g[:, pair[0]] > g[:, pair[1]])
         out["adjacent"][r] = np.mean(g[:, rk[0]] > g[:, rk[1]])

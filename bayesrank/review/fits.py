@@ -15,6 +15,10 @@ key            fit
 ``nuts``       NUTS posterior (not with ``fast`` or ``nuts=False``); re-run once with 4× the tuning
                steps and ``target_accept`` 0.95 when it fails its convergence checks (R-hat, ESS,
                divergences). If it still fails, the claims it answers get the verdict ``not converged``.
+``claims``     the posterior the claims' Bayesian answers use (:func:`claims_posterior`): without ties
+               the Bayesian fit above; with ties (the default interval is the sandwich) the half-win
+               posterior — the estimand of the leaderboard, the frequentist answer and the audits —
+               curvature-adjusted to the sandwich (``bayesrank.stats.adjusted_posterior``)
 =============  ====================================================================================
 """
 
@@ -48,7 +52,42 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
         step("laplace", lambda: bt.fit("laplace", seed=seed))
         if nuts:
             step("nuts", lambda: nuts_fit(bt, draws=draws, chains=chains, seed=seed, progress=progress))
+    step("claims", lambda: claims_posterior(bt, fits, fast=fast, nuts=nuts, draws=draws, chains=chains, seed=seed,
+                                            progress=progress))
     return fits
+
+
+def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chains: int, seed: int, progress=None):
+    """The posterior behind the claims' Bayesian answers, on the same estimand as the frequentist
+    answer and the audits. Without ties every tie model is the binary Bradley–Terry model: the
+    Bayesian fit (NUTS, else Laplace) as it is. With ties the frequentist answer and the audits score a
+    tie as half a win (LMArena's estimator, the leaderboard shown) with the sandwich covariance; the
+    half-win likelihood misstates the variance of a tie (a sure half point), so its posterior is
+    rescaled to the sandwich: θ' = θ̄ + L(θ − θ̄), L = chol(Σ_sandwich) chol(Σ_post)⁻¹ (Ribatet,
+    Cooley & Davison 2012; Shaby 2014). The Davidson posterior (the ``nuts``/``laplace`` fits) is
+    reported beside it as another tie model."""
+    import dataclasses
+
+    from bayesrank.stats.adjusted_posterior import adjust_draws
+
+    default = fits["default"]
+    base = fits.get("nuts") or fits.get("laplace")
+    if default.interval == "fisher" or base is None:
+        return base
+    from bayesrank.bt import BradleyTerry
+
+    half = BradleyTerry(bt.counts, ties="half", level=bt.level, prior_sigma=bt.prior_sigma)
+    if fast or not nuts:
+        post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
+    else:
+        post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress)
+    k = len(post.players)
+    adjusted = adjust_draws(post.draws[:, :k], default.theta_cov, n_players=k)
+    q = (1 - bt.level) / 2
+    lower, upper = np.quantile(adjusted, [q, 1 - q], axis=0)
+    return dataclasses.replace(post, draws=adjusted, method=f"{post.method}, half-win, adjusted to the sandwich",
+                               cov=np.cov(adjusted.T), score=adjusted.mean(axis=0), lower=lower, upper=upper,
+                               interval=f"{post.interval}; curvature-adjusted to the sandwich covariance")
 
 
 RETRY_TUNE_FACTOR = 4
@@ -77,7 +116,7 @@ def laplace_twin(bt, seed: int = 0, draws: int = 2000):
     with ridge 1/σ² and its Laplace covariance the inverse ridge Hessian (tests/bt checks both)."""
     from bayesrank.bt import BradleyTerry
 
-    ties = bt.tie_model_for("laplace")  # the Bayesian fits' tie model (Davidson when the data have ties)
+    ties = bt.tie_model_for("laplace")  # the Bayesian fits' tie model (Davidson when the data have ties; as given)
     twin = BradleyTerry(bt.counts, ties=ties, ridge=1.0 / bt.prior_sigma**2, level=bt.level)
     fit = twin.fit("mle", ci="fisher")
     k = len(fit.players)

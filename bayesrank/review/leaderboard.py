@@ -18,7 +18,7 @@ def leaderboard_table(fits: dict, level: float, seed: int):
     from bayesrank.bt.ranks import analyze_ranks
 
     default = fits["default"]
-    bayes = fits.get("nuts") or fits.get("laplace")
+    bayes = fits.get("claims") or fits.get("nuts") or fits.get("laplace")
     k = len(default.players)
     draws = None
     if bayes is not None and bayes.draws is not None and list(map(str, bayes.players)) == list(map(str, default.players)):
@@ -71,6 +71,12 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> t
         text.append("The tie models differ (half-wins for the frequentist fits, Davidson for the Bayesian ones when "
                     "the data have ties): Davidson θ is on the decisive-odds scale, larger in magnitude than half-win "
                     "θ, so compare these methods by Kendall τ and by the claims' probabilities, not by raw θ.")
+    claims_post = fits.get("claims")
+    if claims_post is not None and claims_post is not fits.get("nuts") and claims_post is not fits.get("laplace"):
+        text.append(f"The claims' Bayesian answers use the half-win posterior ({claims_post.method}): the estimand of "
+                    f"the leaderboard, the frequentist answer and the audits, its spread rescaled to the sandwich "
+                    f"covariance (the half-win likelihood misstates the variance of a tie); the Davidson posterior "
+                    f"above is reported beside each claim as another tie model.")
     data = {"agreement": agr.to_dict(orient="records")}
     nuts = fits.get("nuts")
     if nuts is not None:

@@ -320,7 +320,9 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
     """Frequentist, Bayesian and perturbation answers (reversal and loss of significance) and the
     verdict of each claim (the verdict uses the reversal: :mod:`bayesrank.review.verdict`)."""
     default = fits["default"]
-    bayes = fits.get("nuts") or fits.get("laplace")
+    bayes = fits.get("claims") or fits.get("nuts") or fits.get("laplace")
+    other = fits.get("nuts") or fits.get("laplace")  # another tie model (Davidson) when the data have ties
+    other = None if other is None or bayes is None or other.ties == bayes.ties else other
     out = []
     for n, claim in enumerate(claims):
         if progress:
@@ -329,6 +331,9 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         pairs = None if claim.kind == "order" else claim_contrasts(claim, default.players, default.score)
         rel = claim_evidence(claim, state, pairs, freq.pop("binding_index", None))
         bay = bayesian_answer(claim, bayes, default.score, level) if bayes is not None else None
+        if other is not None and bay is not None:
+            alt = bayesian_answer(claim, other, default.score, level)
+            bay["other_tie_model"] = {k: alt[k] for k in ("probability", "method", "ties", "converged")}
         pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed)
         sig = significance_perturbation_answer(claim, state, freq, level, rel, fragile_below, budget=budget, seed=seed)
         v = decide(freq, bay, pert, rel, fragile_below)
@@ -338,6 +343,11 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         note = disagreement(freq, bay, default.ties)
         if note:
             notes.append(note)
+        alt = (bay or {}).get("other_tie_model")
+        if alt and (alt["probability"] >= bay["threshold"]) != (bay["probability"] >= bay["threshold"]):
+            notes.append(f"under the {alt['ties']} tie model ({alt['method']}) P(claim) = {alt['probability']:.3f}: "
+                         f"{'it would support' if alt['probability'] >= bay['threshold'] else 'it would not support'} "
+                         f"the claim (another estimand; the half-win posterior, the leaderboard's, decides)")
         if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))

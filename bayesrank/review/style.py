@@ -9,7 +9,9 @@ is fitted on the same battles; every claim is answered again on its θ:
   ``bt.mle.default_interval``);
 * **Bayesian**: the share of posterior draws of the style model (NUTS, re-run with more tuning if
   it fails its checks; the PyMC Laplace approximation with ``fast``) in which the claim holds,
-  against the threshold of the claim's level;
+  against the threshold of the claim's level; with fractional outcomes (half-win ties, a soft
+  judge's shares) the posterior of that Bernoulli-kernel likelihood is curvature-adjusted to the
+  sandwich, the covariance of the frequentist answer (``bayesrank.stats.adjusted_posterior``);
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
   add battles carrying their covariates, verified by exact refits) of the claim's objective, its
   fractions relative to the battles informing the claim's binding contrast under style control
@@ -167,6 +169,13 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
     ci = default_interval("half", fractional)
     mle = sbt.fit("mle", ci=ci)
     bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
+    if ci != "fisher":  # fractional outcomes: the half-win posterior rescaled to the sandwich (review.fits.claims_posterior)
+        import dataclasses
+
+        from bayesrank.stats.adjusted_posterior import adjust_draws
+
+        adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
+        bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}, adjusted to the sandwich")
     freq_view = _theta_view(mle)
     state = StyleState.fit(sbt.data)
     k = len(mle.players)

@@ -9,7 +9,8 @@ deliberately invalid variant of the same test shows that the simulation detects 
 * size at the least-favourable null (an exact tie: the claim is false in both directions):
   a pre-specified pair (one-sided, 5%), the data-selected adjacent pair and top1 with tied leaders
   (two-sided, 5%), topk with a tie across its boundary (5%); the same with 35% ties, half-win scores
-  and the sandwich covariance (the review's default path with ties);
+  and the sandwich covariance (the review's default path with ties), where the posterior is the
+  half-win one curvature-adjusted to the sandwich;
 * the Bayesian answer of --fast at the same level: its false-support rate matches (flat-prior
   limit: P = Φ(t)), and requiring both answers can only lower it;
 * power of the pre-specified pair test at δ/sd ≈ 2.4 against the asymptotic Φ(δ/sd − 1.645), its sd
@@ -112,6 +113,11 @@ def test_sizes_hold_on_the_ties_and_sandwich_path():
     assert abs(rate - 0.05) <= 3 * se(0.05)
     rate = false_support(tests["top1"], truth["top1"])
     assert rate <= 0.05 + 3 * se(0.05)
+    # the --fast posterior with ties: half-win, adjusted to the sandwich — the same level as the test
+    prob = laplace_probabilities(sim, seed=4)
+    bayes = false_support(prob["pair"] >= LEVEL, truth["pair"])
+    report("  its posterior (half-win adjusted to the sandwich) P >= 0.95", bayes, 0.05)
+    assert abs(bayes - 0.05) <= 3 * se(0.05)
 
 
 def test_asymptotic_sd_is_statsmodels_fisher_covariance_at_the_truth():

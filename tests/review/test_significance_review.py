@@ -108,3 +108,20 @@ def test_arena_significance_is_lost_before_the_reversal():
             assert p["broken"] and p["verified"] and rev["broken"] and rev["verified"], (c.claim.text, action)
             assert p["final_value"] < 0 < p["initial_value"]
             assert p["budget"] <= rev["budget"], (c.claim.text, action, p["budget"], rev["budget"])
+
+
+def test_claims_posterior_with_ties_is_the_half_win_posterior_at_the_sandwich(report, rows):
+    """With ties the claims' Bayesian answer uses the half-win posterior (the estimand of the test and
+    the audits), rescaled to the sandwich: its contrasts' variances equal statsmodels' HC0 GLM on the
+    raw comparisons (1e-6); the Davidson posterior is reported beside it, not deciding."""
+    fits = report.results["fits"]
+    post = fits["claims"]
+    assert post.ties == "half" and "adjusted to the sandwich" in post.method
+    players = [str(p) for p in post.players]
+    theta, cov = fit_glm(rows, players, "half")
+    d = np.cov(post.draws.T)
+    for a, b in [(0, 1), (3, 17), (10, 40)]:
+        v_sm = cov[a, a] + cov[b, b] - 2 * cov[a, b]
+        assert d[a, a] + d[b, b] - 2 * d[a, b] == pytest.approx(v_sm, rel=1e-6)
+    c = _claim(report, PAIR)
+    assert c.bayesian["ties"] == "half" and c.bayesian["other_tie_model"]["ties"] == "davidson"
