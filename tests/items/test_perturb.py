@@ -19,20 +19,22 @@ def _broken(y, keep, pairs):
     return any(m[a] <= m[b] for a, b in pairs)
 
 
-def _brute_regrades(y, pairs, max_k, cells_of=None):
-    """Smallest k such that re-grading some k cells (model, item) to the value worst for the claim's
-    contrasts overturns it: every re-grade sets a to 0 or b to 1 for some contrast (a, b)."""
-    models = sorted({x for p in pairs for x in p})
+def _brute_regrades(y, pairs, max_k):
+    """Smallest k such that re-grading some k cells overturns the claim, by enumerating every set of
+    k cells: the leader's scores (first model of every contrast) set to 0, the others' set to 1 (a
+    re-grade the other way only helps the claim), fractional scores included."""
     n = y.shape[1]
-    cells = [(m, i) for m in models for i in range(n)]
+    lead = pairs[0][0]
+    others = sorted({b for _, b in pairs})
+    cells = [(lead, i, 0.0) for i in range(n) if y[lead, i] > 0] + \
+        [(b, i, 1.0) for b in others for i in range(n) if y[b, i] < 1]
     for k in range(0, max_k + 1):
         for combo in itertools.combinations(cells, k):
-            for values in itertools.product((0.0, 1.0), repeat=k):
-                z = y.copy()
-                for (m, i), v in zip(combo, values):
-                    z[m, i] = v
-                if _broken(z, np.ones(n, bool), pairs):
-                    return k
+            z = y.copy()
+            for m, i, v in combo:
+                z[m, i] = v
+            if _broken(z, np.ones(n, bool), pairs):
+                return k
     return None
 
 
