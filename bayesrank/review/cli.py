@@ -133,6 +133,8 @@ def run(args) -> int:
     from rich.text import Text
 
     out.print(Text(f"rule: {report.rule}", style="dim"))
+    if report.joint:
+        out.print(Text(f"jointly: {report.joint['text']}"))
     for n in report.notes:
         out.print(Text(n, style="yellow"))
     report_diagnostics(out, report.diagnostics)

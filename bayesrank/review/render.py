@@ -209,6 +209,10 @@ def _claim_details_html(c) -> str:
         parts.append(f"<p>Binding contrast: {esc(f.get('contrast'))} (of {esc(f.get('n_contrasts'))}); "
                      f"default interval: {esc(f.get('interval'))}.</p>")
         parts.append(_html_table(pd.DataFrame(rows)))
+    rel = getattr(c, "relative_to", None)
+    if rel:
+        parts.append(f"<p>Test: {esc(f.get('sided', ''))}. Fractions are of the claim's evidence: {esc(rel['what'])}, "
+                     f"n = {esc(rel['n'])}.</p>")
     for n in c.notes:
         parts.append(f"<p class=\"warn\">Note: {esc(n)}</p>")
     for label, pert in (("overturns it", c.perturbation), ("removes its significance",
@@ -232,6 +236,8 @@ def html(report) -> str:
                                            for v, n in counts.items()) + "</p>",
             _claims_html(report),
             f"<div class=\"rule\"><b>Rule.</b> {esc(report.rule)}</div>"]
+    if getattr(report, "joint", None):
+        body.append(f"<p><b>Jointly.</b> {esc(report.joint['text'])}</p>")
     for n in report.notes:
         body.append(f"<p class=\"warn\">{esc(n)}</p>")
     diag = report.diagnostics
@@ -287,6 +293,8 @@ def markdown(report) -> str:
             row[SIGNIFICANCE_HEAD] = "; ".join(perturbation_lines(getattr(c, "significance_perturbation", None), actions))
         rows.append(row)
     out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule)}", ""]
+    if getattr(report, "joint", None):
+        out += [f"> **Jointly.** {md_esc(report.joint['text'])}", ""]
     out += [f"> {md_esc(n)}" for n in report.notes]
     out += [f"Diagnostics: {md_esc(report.diagnostics.line())}", ""]
     for s in report.sections:

@@ -215,3 +215,22 @@ def test_arena_claims_against_their_own_evidence():
     flip = top1.perturbation["flip"]
     assert flip["broken"] and flip["verified"] and flip["fraction"] < 0.01
     assert flip["fraction_of_all"] == pytest.approx(flip["budget"] / 1670250)
+
+
+def test_joint_statement_is_holm_over_the_claims(diluted_reports):
+    """Which supported claims hold jointly: statsmodels' Holm on the claims' p-values at α = 0.05;
+    shown on the page, in the Markdown and in the JSON."""
+    from statsmodels.stats.multitest import multipletests
+
+    rep = diluted_reports[0]
+    p = [c.frequentist["p_value"] for c in rep.claims]
+    reject, adj, _, _ = multipletests(p, alpha=0.05, method="holm")
+    for c, r, q in zip(rep.claims, reject, adj):
+        assert c.extra["joint"]["p_holm"] == pytest.approx(q, rel=1e-12)
+        assert c.extra["joint"]["holds_jointly"] == bool(r and c.frequentist["supported"])
+    assert rep.joint["holds_jointly"] == [c.claim.text for c, r in zip(rep.claims, reject) if r]
+    assert rep.joint["family"] == len(CLAIMS)
+    page, md = rep.to_html(), rep.to_markdown()
+    assert "<b>Jointly.</b>" in page and "**Jointly.**" in md
+    assert "Fractions are of the claim's evidence: effective comparisons informing the binding contrast" in page
+    validate(json.loads(rep.to_json()), "review")
