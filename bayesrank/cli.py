@@ -28,6 +28,7 @@ COMMANDS = {
 SUBCOMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
+
 def chosen_command(argv: list[str]) -> str | None:
     """The subcommand named in ``argv`` (its first positional argument), if it is a known one."""
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -95,7 +96,9 @@ def _run(args, outputs) -> int:
         _error_line(f"error: {where}{err.strerror or err}")
         return EXIT_INPUT
     except NumericalError as err:  # valid input, estimate not computable: the message says what to try
-        _error_line(f"numerical failure: {err}")
+        from bayesrank.cli_args import in_flags
+
+        _error_line(f"numerical failure: {in_flags(getattr(args, 'command', None), str(err))}")
         return EXIT_NUMERICAL
     if outputs.interrupted():  # a library caught the interrupt and carried on (e.g. PyMC's sampler)
         return _interrupted(outputs.written())

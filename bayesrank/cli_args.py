@@ -161,6 +161,42 @@ def add_output_args(p: argparse.ArgumentParser, level: bool = True, seed: bool =
         declare_outputs(p, plots=("--plots", "folder"))
 
 
+#: what to try when no finite estimate exists, in each command's own flags (the library's messages
+#: name the Python arguments: ``ridge>0``, ``failed='ridge'``)
+REMEDIES = {
+    "fit": "pass --ridge 0.01 (a penalty) or --method map / nuts (a prior) for finite scores",
+    "ranks": "pass --method laplace or nuts (a prior) for finite scores",
+    "audit": "pass --ridge 0.01 for finite scores, or --min-matches N to audit the players with a finite MLE",
+    "review": "pass --ridge 0.01 for penalised finite scores (the Bayesian answers use the prior either way)",
+}
+_API_REMEDIES = (
+    "use ridge>0 (or a prior: method='map'/'nuts') for finite scores",
+    "use failed='ridge' (--bootstrap-failed ridge) or a ridge > 0",
+    "try ridge>0 / beta_ridge>0 or fewer style features",
+    "use ridge>0",
+)
+
+
+def in_flags(command: str | None, message: str) -> str:
+    """A numerical failure's advice in ``command``'s own flags (never a flag the command lacks)."""
+    remedy = REMEDIES.get(command or "")
+    text = message.replace("; restrict to the finite core first (bayesrank.data.finite_core)", "")
+    if remedy is None:
+        return text
+    for phrase in _API_REMEDIES:
+        if phrase in text:
+            text = text.replace(phrase, remedy, 1)
+            break
+    else:
+        if "no finite" in text and remedy not in text:
+            text = f"{text}; {remedy}"
+    for phrase in _API_REMEDIES:  # a second mention of an API remedy adds nothing
+        text = text.replace("; " + phrase, "")
+    if command == "fit":
+        text = text.replace("(--bootstrap-failed ridge)", "--bootstrap-failed ridge")
+    return text
+
+
 def report_diagnostics(out, diagnostics) -> None:
     """Print a :class:`bayesrank.protocol.Diagnostics` line; a failed check is shown as a warning."""
     if diagnostics.converged:

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import sys
 
-from bayesrank.cli_args import add_data_args, data_options, declare_outputs, fraction, nonnegative_int, positive_int
+from bayesrank.cli_args import (
+    add_data_args,
+    data_options,
+    declare_outputs,
+    fraction,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
 KINDS = ("pairwise", "judges", "grid", "confidence", "items")
@@ -41,6 +49,15 @@ def register(sub) -> None:
                    help="audit budget per claim and action in comparisons (default: max(5%%, --fragile-below) of the "
                         "claim's evidence); below --fragile-below of it a claim without a witness is 'not searched'")
     p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
+    g = p.add_argument_group("fit controls")
+    g.add_argument("--ridge", type=nonnegative_float, default=0.0,
+                   help="L2 penalty on the scores of the frequentist fits and audits (>= 0; > 0 gives finite scores "
+                        "when a player never won or never lost)")
+    g.add_argument("--draws", type=positive_int, default=None, help="NUTS draws per chain (default 500)")
+    g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default: --draws)")
+    g.add_argument("--chains", type=positive_int, default=None, help="NUTS chains (default 4)")
+    g.add_argument("--rank", default=None, metavar="R|auto",
+                   help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default 1)")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
@@ -98,6 +115,18 @@ def _split(text):
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
 
+def _fit_options(args) -> dict:
+    """--ridge, --draws, --tune, --chains, --rank as review() options (only those given)."""
+    opts = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
+    if args.ridge:
+        opts["ridge"] = args.ridge
+    if args.rank is not None:
+        from bayesrank.hja.cli import parse_rank
+
+        opts["rank"] = parse_rank(args.rank)
+    return {k: v for k, v in opts.items() if v is not None}
+
+
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
             "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster}
@@ -125,7 +154,7 @@ def run(args) -> int:
         report = review(args.data, kind=args.kind, claims=args.claim, judge_col=args.judge_col, level=args.level,
                         fragile_below=args.fragile_below, fast=args.fast, seed=args.seed, budget=args.budget,
                         format=args.format, exclude_invalid=args.exclude_invalid,
-                        command=["bayesrank", *sys.argv[1:]], **data_options(args),
+                        command=["bayesrank", *sys.argv[1:]], **data_options(args), **_fit_options(args),
                         progress=lambda label, *_: bar.update(task, description=label), **_grid_options(args))
     out.rule(report.title)
     table = report.table()

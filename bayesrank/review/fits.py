@@ -30,10 +30,12 @@ N_BOOT = 200
 
 
 def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, draws: int = 500, chains: int = 4,
-            progress=None) -> dict:
+            progress=None, ridge: float = 0.0, tune: int | None = None) -> dict:
+    """Every fit of the table above (``ridge``: the MLE-based fits' L2 penalty; ``tune``: NUTS
+    tuning steps, default ``draws``)."""
     from bayesrank.bt import BradleyTerry
 
-    bt = BradleyTerry(comps, level=level)
+    bt = BradleyTerry(comps, level=level, ridge=ridge)
     fits = {}
 
     def step(label, fn):
@@ -51,13 +53,14 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
         step("map", lambda: bt.fit("map"))
         step("laplace", lambda: bt.fit("laplace", seed=seed))
         if nuts:
-            step("nuts", lambda: nuts_fit(bt, draws=draws, chains=chains, seed=seed, progress=progress))
+            step("nuts", lambda: nuts_fit(bt, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune))
     step("claims", lambda: claims_posterior(bt, fits, fast=fast, nuts=nuts, draws=draws, chains=chains, seed=seed,
-                                            progress=progress))
+                                            progress=progress, tune=tune))
     return fits
 
 
-def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chains: int, seed: int, progress=None):
+def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chains: int, seed: int, progress=None,
+                     tune: int | None = None):
     """The posterior behind the claims' Bayesian answers, on the same estimand as the frequentist
     answer and the audits. Without ties every tie model is the binary Bradley–Terry model: the
     Bayesian fit (NUTS, else Laplace) as it is. With ties the frequentist answer and the audits score a
@@ -76,11 +79,11 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
         return base
     from bayesrank.bt import BradleyTerry
 
-    half = BradleyTerry(bt.counts, ties="half", level=bt.level, prior_sigma=bt.prior_sigma)
+    half = BradleyTerry(bt.counts, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge)
     if fast or not nuts:
         post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
     else:
-        post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress)
+        post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune)
     k = len(post.players)
     adjusted = adjust_draws(post.draws[:, :k], default.theta_cov, n_players=k)
     q = (1 - bt.level) / 2
@@ -94,19 +97,20 @@ RETRY_TUNE_FACTOR = 4
 RETRY_TARGET_ACCEPT = 0.95
 
 
-def nuts_fit(model, *, draws: int, chains: int, seed: int, progress=None, **kw):
+def nuts_fit(model, *, draws: int, chains: int, seed: int, progress=None, tune: int | None = None, **kw):
     """NUTS on ``model`` (``BradleyTerry`` or ``StyleBT``: ``.fit("nuts", ...)``), re-run once with
     more tuning and a higher target acceptance when the first run fails its convergence checks; the
     first run's diagnostics are kept in ``settings["rerun"]``."""
-    fit = model.fit("nuts", draws=draws, tune=draws, chains=chains, seed=seed, **kw)
+    tune = draws if tune is None else tune
+    fit = model.fit("nuts", draws=draws, tune=tune, chains=chains, seed=seed, **kw)
     if fit.diagnostics.converged:
         return fit
     if progress:
         progress("NUTS did not converge: re-running with more tuning")
     first = fit.diagnostics.line()
-    fit = model.fit("nuts", draws=draws, tune=RETRY_TUNE_FACTOR * draws, chains=chains, seed=seed,
+    fit = model.fit("nuts", draws=draws, tune=RETRY_TUNE_FACTOR * max(tune, draws), chains=chains, seed=seed,
                     target_accept=RETRY_TARGET_ACCEPT, **kw)
-    fit.settings["rerun"] = {"first_run": first, "tune": RETRY_TUNE_FACTOR * draws,
+    fit.settings["rerun"] = {"first_run": first, "tune": RETRY_TUNE_FACTOR * max(tune, draws),
                              "target_accept": RETRY_TARGET_ACCEPT, "converged": bool(fit.diagnostics.converged)}
     return fit
 

@@ -49,7 +49,7 @@ def claim_under_consensus(claim, hja_fit, reference_players, reference_theta, z:
     return _status(bool(holds), bool(significant))
 
 
-def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool):
+def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool, rank=1):
     """(sections, diagnostics parts, notes) for data with a judge column; ``pooled`` is the report's
     default Bradley–Terry fit on all comparisons (the claims' reference)."""
     from bayesrank.bt import BradleyTerry
@@ -62,7 +62,7 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
     ref_players, ref_theta = pooled.players, pooled.score
     notes = []
     try:
-        hja = HJA(comps, rank=1, min_per_judge=MIN_PER_JUDGE, seed=seed)
+        hja = HJA(comps, rank=rank, min_per_judge=MIN_PER_JUDGE, seed=seed)
         hfit = hja.fit("mle")
     except InputError as err:
         notes.append(f"HJA not fitted: {err}")

@@ -12,10 +12,13 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
                     draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
-                    reading: dict | None = None) -> ReviewReport:
+                    reading: dict | None = None, ridge: float = 0.0, tune: int | None = None,
+                    rank=1) -> ReviewReport:
     """``path``: a file or folder (read with ``reading``: columns, outcome_map, judge_cols, encoding,
     path_pattern), a DataFrame or Comparisons. The data are read once; every fit, audit and the
-    style-controlled twin use the same validated comparisons."""
+    style-controlled twin use the same validated comparisons. ``ridge`` penalises the frequentist
+    fits and the audits' refits (finite scores when a player never won or never lost); ``draws``,
+    ``tune``, ``chains``: NUTS; ``rank``: the HJA consensus's residual rank (judges data)."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import fit_all
@@ -35,24 +38,30 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                          "--judge-cols COL,COL,... for one outcome column per judge)")
     counts = comps.aggregate()
     graph = comparison_graph(counts)
-    if not graph.finite_mle:
+    if not graph.finite_mle and not ridge:
         from bayesrank.errors import NoFiniteEstimateError
 
-        raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice()
-                                    + "; restrict to the finite core first (bayesrank.data.finite_core)")
-    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws, chains=chains, progress=say)
+        raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
+    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws, chains=chains, progress=say,
+                   ridge=ridge, tune=tune)
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
-    state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half")
+    state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge)
     answers = answer_claims(parsed, fits, state, level=level, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))
-    secs, table, ranks = sections(fits, comps, level, seed, graph.advice())
+    from bayesrank.cli_args import in_flags
+
+    secs, table, ranks = sections(fits, comps, level, seed, in_flags("review", graph.advice()))
     parts = {name: f.diagnostics for name, f in fits.items()}
     from bayesrank.review.clusters import proposal_note, propose
 
     proposals = propose(comps.frame)
     notes = [proposal_note(p) for p in proposals]
+    if ridge:
+        notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
+                     f"{ridge:g}·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
+                     "intervals are those of the penalised fit")
     data_sec = next(s for s in secs if s.key == "data")
     data_sec.text += notes
     data_sec.data["cluster_proposals"] = proposals
@@ -60,7 +69,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         from bayesrank.review.judges import judge_sections
 
         say("judges: HJA consensus and per-judge fits")
-        jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, default, level=level, seed=seed, fast=fast)
+        jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, default, level=level, seed=seed, fast=fast,
+                                               rank=rank)
         secs = jsecs + secs
         parts.update(jparts)
         notes += jnotes

@@ -144,6 +144,15 @@ CASES.update({
                             {c: (0, None) for c in ("fit", "audit")}),
     "names that look like numbers": (lambda t: _write(t, "num.csv", _csv(_votes().replace(
         {"alpha": "3.10", "beta": "3.1", "gamma": "007", "delta": "7"}))), [], {"fit": (0, None)}),
+    # separation: exit 3 in one line whose advice names only flags the command has
+    "a player who never lost": (lambda t: _write(t, "sep.csv", _csv(_votes()) + "".join(
+        f"zeta,{p},a\n" for p in PLAYERS)), [],
+        {"fit": (3, r"never lost.*pass --ridge 0\.01 \(a penalty\) or --method map / nuts"),
+         "ranks": (3, r"never lost.*pass --method laplace or nuts"),
+         "audit": (3, r"never lost.*pass --ridge 0\.01 for finite scores, or --min-matches N"),
+         "review": (3, r"never lost.*pass --ridge 0\.01 for penalised finite scores")}),
+    "--rank on pairwise data": (lambda t: _write(t, "v.csv", _csv(_votes())), ["--rank", "2"],
+                                {"review": (2, r"--rank applies to judges data \(this is pairwise data\)")}),
     "empty file in a streamed folder": (lambda t: _folder_with_empty(t), [],
                                         {c: (2, r"part-1\.csv: empty file") for c in ("fit", "review")}),
 })
@@ -166,11 +175,13 @@ COMMANDS = {
     "configflip": ["configflip", "{data}"],
     "card": ["card", "{data}", "--axes", "t", "--out", "{tmp}/card/c.json"],
     "review": ["review", "{data}", "--fast", "--budget", "3"],
+    "items": ["items", "{data}"],
 }
 #: flags only some commands have: passing them elsewhere is argparse's one-line error, which is fine
 #: but says nothing about the case, so those combinations are skipped from the pattern check
 FLAG_OWNERS = {"--top": ("fit", "ranks"), "--draws": ("fit", "ranks", "hja", "calibration", "configflip"),
                "--kind": ("review",), "--style": ("fit", "audit", "review"), "--html": ("review",),
+               "--rank": ("review", "hja"),
                "--md": ("review",), "--plots": ("fit", "ranks", "audit", "hja", "calibration", "configflip"),
                "--seed": ("fit", "ranks", "audit", "hja", "calibration", "configflip", "review"),
                "--columns": tuple(COMMANDS), "--json": tuple(COMMANDS)}
@@ -198,6 +209,7 @@ def test_every_command_answers_in_one_line(case, tmp_path, capsys):
         code, err = _run(argv, capsys)
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert "Traceback" not in err, (case, command, err)
+        assert not re.search(r"ridge>0|method='map'|failed='ridge'|finite_core first", err), (case, command, err)
         if code == 0:
             assert not any(ln.startswith(("error:", "numerical failure:")) for ln in lines), (case, command, err)
         else:
@@ -267,6 +279,17 @@ def test_ctrl_c_during_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "interrupted (Ctrl-C); nothing was written"
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["v.csv"]
+
+
+def test_review_with_ridge_answers_separated_data(tmp_path, capsys):
+    """An undefeated player: without --ridge exit 3 (advice: --ridge); with it every claim is answered
+    and the report says the fits are penalised."""
+    f = _write(tmp_path, "sep.csv", _csv(_votes()) + "".join(f"zeta,{p},a\n" for p in PLAYERS))
+    js = tmp_path / "r.json"
+    assert main(["review", f, "--fast", "--ridge", "0.05", "--budget", "3", "--json", str(js)]) == 0
+    doc = json.loads(js.read_text())
+    assert doc["claims"] and all(c["verdict"] for c in doc["claims"])
+    assert any("ridge-penalised (--ridge 0.05" in n for n in doc["notes"])
 
 
 def test_gzip_json_and_paths_read_in_every_pairwise_command(tmp_path, capsys):
