@@ -60,7 +60,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     notes = [proposal_note(p) for p in proposals]
     if ridge:
         notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
-                     f"{ridge:g}·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
+                     f"({ridge:g}/2)·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
                      "intervals are those of the penalised fit")
     data_sec = next(s for s in secs if s.key == "data")
     data_sec.text += notes
