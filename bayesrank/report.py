@@ -37,27 +37,37 @@ def write_json(obj, path: str | Path) -> Path:
 
 def console(stderr: bool = False):
     """A rich console; when writing to a file or pipe it is 140 columns wide (rich's default of 80
-    would truncate the leaderboard tables)."""
+    would truncate the leaderboard tables) unless ``COLUMNS`` says otherwise."""
+    import os
     import sys
 
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+    given = os.environ.get("COLUMNS", "").isdigit()
+    return Console(stderr=stderr, width=None if stream.isatty() or given else 140)
 
 
 def rich_table(df: pd.DataFrame, title: str | None = None, floatfmt: str = "{:.3f}"):
-    """A rich Table from a DataFrame (floats formatted, NaN shown as '-')."""
+    """A rich Table from a DataFrame (floats formatted, NaN shown as '-'; a float column whose values
+    are all whole numbers, such as counts, shown as integers)."""
     from rich.table import Table
 
     table = Table(title=title)
+    whole = set()
     for col in df.columns:
         table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
+        if pd.api.types.is_float_dtype(df[col]):
+            v = df[col].to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            if len(v) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15):
+                whole.add(col)
     for row in df.itertuples(index=False):
         cells = []
-        for v in row:
+        for col, v in zip(df.columns, row):
             if isinstance(v, (float, np.floating)):
-                cells.append("-" if not np.isfinite(v) else floatfmt.format(v))
+                cells.append("-" if not np.isfinite(v) else f"{int(round(v)):,}" if col in whole
+                             else floatfmt.format(v))
             else:
                 cells.append(str(v))
         table.add_row(*cells)

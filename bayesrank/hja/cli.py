@@ -102,6 +102,10 @@ def run(args) -> int:
     report_diagnostics(out, fit.diagnostics)
     if hja.rank_selection is not None:
         out.print(rich_table(hja.rank_selection, title="rank selection (held-out log-loss per comparison)"))
+    if hja.rank_fallback:
+        from rich.text import Text
+
+        out.print(Text(hja.rank_fallback, style="yellow"))
     out.print(rich_table(fit.table(), title="consensus μ (rank_ci: pairwise-contrast rule; rank_ub: LMArena)"))
     out.print(rich_table(fit.judge_table(), title="judges: sensitivity γ, residual ‖U_k‖, influence flag"))
     if fit.model_check:

@@ -161,6 +161,16 @@ def validate(counts: JudgePairCounts, rank: int, min_per_judge: float = 20.0) ->
             )
 
 
+def items_seen_by_one_judge(counts: JudgePairCounts) -> list:
+    """Players compared by exactly one judge (with HJA of rank ≥ 1 their residual is not identified)."""
+    seen = counts.n > 0
+    k = np.concatenate([counts.k[seen], counts.k[seen]])
+    item = np.concatenate([counts.i[seen], counts.j[seen]])
+    pairs = np.unique(item * counts.n_judges + k)
+    n_judges = np.bincount(pairs // counts.n_judges, minlength=counts.n_items)
+    return [counts.items[i] for i in np.flatnonzero(n_judges == 1)]
+
+
 def thin_split(counts: JudgePairCounts, frac: float, seed: int) -> tuple[JudgePairCounts, JudgePairCounts]:
     """Random train/test split of the individual comparisons in every cell (binomial thinning).
 

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.special import expit
 
+from bayesrank.errors import InputError
 from bayesrank.hja.anchor import HJAParams
 from bayesrank.hja.data import JudgePairCounts
 
@@ -105,18 +106,29 @@ def constraint_jacobian(p: HJAParams) -> np.ndarray:
     return np.array(rows)
 
 
+class NotIdentifiedError(InputError):
+    """The information is singular on the constraint manifold: the model of this rank is not
+    identified by these data (e.g. a player compared by one judge only: with r ≥ 1 its residual
+    ``U_k V_i`` cannot be told apart from its consensus score ``γ_k μ_i``)."""
+
+
 def manifold_covariance(counts: JudgePairCounts, p: HJAParams, kind: str = "fisher") -> np.ndarray:
-    """``Σ = T (Tᵀ I T)⁻¹ Tᵀ`` (P × P) in θ coordinates; raises if the information is singular on T."""
-    from bayesrank.errors import InputError
+    """``Σ = T (Tᵀ I T)⁻¹ Tᵀ`` (P × P) in θ coordinates; raises :class:`NotIdentifiedError` if the
+    information is singular on T."""
+    from bayesrank.hja.data import items_seen_by_one_judge
 
     T = null_space(constraint_jacobian(p))
     I = information(counts, p, kind)
     M = T.T @ I @ T
     ev = np.linalg.eigvalsh(M)
     if ev.min() <= 1e-10 * max(ev.max(), 1e-300):
-        raise InputError(
-            "the HJA Fisher information is singular on the constraint manifold (smallest eigenvalue "
-            f"{ev.min():.3g}): the rank is too large for these data or singular values are tied — use a smaller rank"
+        single = items_seen_by_one_judge(counts) if p.rank else []
+        cause = (f"; {len(single)} player(s) are compared by one judge only ({', '.join(map(str, single[:6]))}"
+                 f"{', …' if len(single) > 6 else ''}), so their residual is confounded with their score"
+                 if single else "")
+        raise NotIdentifiedError(
+            f"HJA of rank {p.rank} is not identified: its Fisher information is singular on the constraint manifold "
+            f"(smallest eigenvalue {ev.min():.3g}){cause} — use a smaller rank"
         )
     return T @ np.linalg.solve(M, T.T)
 

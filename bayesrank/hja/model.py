@@ -302,6 +302,8 @@ class HJAFit(Result):
                            "max_score_gap": float(self.info["max_score_gap_between_starts"])}
         if self.info.get("rank_selection") is not None:
             d["rank_selection"] = self.info["rank_selection"]
+        if self.info.get("rank_fallback"):
+            d["rank_fallback"] = self.info["rank_fallback"]
         if self.model_check:
             d["model_check"] = self.model_check
         return to_jsonable(d)
@@ -376,6 +378,7 @@ class HJA:
         self.seed = seed
         self.level = level
         self.rank_selection = None
+        self.rank_fallback = None  # with rank="auto": why a smaller rank than the chosen one was fitted
         if rank == "auto":
             validate(self.counts, 0, min_per_judge)
             self.rank_selection = select_rank(self.counts, max_rank=max_rank, seed=seed)
@@ -384,6 +387,42 @@ class HJA:
         validate(self.counts, self.rank, min_per_judge)
 
     def fit_mle(self, n_starts: int = 3, information: str = "fisher", **kw) -> HJAFit:
+        """Constrained MLE at ``self.rank`` (see :meth:`_fit_mle`). With ``rank="auto"`` a chosen rank
+        that the data do not identify (singular information, :class:`NotIdentifiedError`) falls back
+        to the next smaller rank, down to 0; the selection table records it (``identified``)."""
+        from bayesrank.hja.fisher import NotIdentifiedError
+
+        while True:
+            try:
+                fit = self._fit_mle(n_starts, information, **kw)
+            except NotIdentifiedError as err:
+                if self.rank_selection is None or self.rank == 0:
+                    raise
+                self._not_identified(err)
+                continue
+            if self.rank_selection is not None:
+                self._identified_column()
+                self.rank_selection.loc[self.rank_selection["rank"] == self.rank, "identified"] = True
+                fit.info["rank_selection"] = self.rank_selection
+                if self.rank_fallback:
+                    fit.info["rank_fallback"] = self.rank_fallback
+            return fit
+
+    def _identified_column(self) -> None:
+        if "identified" not in self.rank_selection:  # None: not tried
+            self.rank_selection["identified"] = pd.Series([None] * len(self.rank_selection), dtype=object)
+
+    def _not_identified(self, err) -> None:
+        self._identified_column()
+        tab = self.rank_selection
+        tab.loc[tab["rank"] == self.rank, "identified"] = False
+        tab["chosen"] = tab["rank"] == self.rank - 1
+        why = str(err).split(" — ")[0].removeprefix(f"HJA of rank {self.rank} is not identified: ")
+        note = f"rank {self.rank} (chosen by held-out fit) is not identified on these data: {why}; rank {self.rank - 1} used"
+        self.rank_fallback = f"{self.rank_fallback}; {note}" if self.rank_fallback else note
+        self.rank -= 1
+
+    def _fit_mle(self, n_starts: int = 3, information: str = "fisher", **kw) -> HJAFit:
         """Constrained MLE (alternating proximal + re-anchoring, Newton polish on the manifold) with Wald
         intervals from the ``information`` matrix on the constraint manifold.
 

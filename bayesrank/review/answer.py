@@ -5,29 +5,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bayesrank.review.numbers import count, p_value, percent, plural, probability
 
-def _p(v) -> str:
-    return f"{v:.2g}" if v is not None else "–"
+VERBS = {"drop": "dropping", "flip": "flipping", "add": "adding"}
 
 
-def _pct(v) -> str:
-    return f"{100 * v:.3g}%"
+def perturbation_phrase(action: str, entry: dict) -> str:
+    """'flipping 198 comparisons' (the audit's own words when it names its unit: 'dropping 3 items')."""
+    if entry.get("what"):
+        return entry["what"]
+    verb = VERBS.get(action)
+    return f"{verb} {plural(entry['budget'], 'comparison')}" if verb else plural(entry["budget"], f"{action} change")
 
 
 def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict: str, level: float) -> str:
     """Why the verdict: the failing answer(s) for ``unsupported``; the smallest verified perturbation
     for ``fragile`` (as a share of the claim's evidence, ``relative_to``); how far the greedy audit
-    searched for ``supported`` and ``not searched``; the posterior for ``not converged``."""
+    searched for ``supported`` and ``not searched``; the posterior for ``not converged``. Numbers and
+    words as the claims table writes them (:mod:`bayesrank.review.numbers`): a supported claim is not
+    'overturned' — its smallest perturbation found was not below the threshold."""
     parts = []
     sig = frequentist.get("supported")
     p = frequentist.get("p_value")
     sided = f"{frequentist['sided']} " if frequentist.get("sided") else ""
-    parts.append(("significant" if sig else "not significant") + (f" ({sided}p = {_p(p)})" if p is not None else
+    shown = p_value(p)
+    p_text = f"{sided}p {shown}" if shown.startswith("<") else f"{sided}p = {shown}"
+    parts.append(("significant" if sig else "not significant") + (f" ({p_text})" if p is not None else
                                                                    f" ({frequentist.get('interval', 'interval')})"))
     if bayesian and bayesian.get("probability") is not None:
         prob = bayesian["probability"]
         thr = bayesian.get("threshold", level)
-        parts.append(f"P(claim) = {prob:.3f}" + ("" if prob >= thr else f" < {thr:.3g}"))
+        text = probability(prob, bayesian.get("n_draws"))
+        parts.append((f"P(claim) {text}" if text[0] in "<>" else f"P(claim) = {text}")
+                     + ("" if prob >= thr else f", below {thr:.3g}"))
         if verdict == "not converged":
             parts.append(f"the {bayesian.get('method', 'posterior')} posterior did not converge")
     found = [(a, d) for a, d in perturbation.items() if d.get("broken") and d.get("verified")]
@@ -35,15 +45,17 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
     audited = set(perturbation) <= {"drop", "flip", "add"}  # greedy audits (else: observed changes of estimator, ...)
     of = ""
     if rel and "unit" not in rel:  # a count of units named by ``what`` (per-item results)
-        of = f" of the {rel['n']:,.0f} {rel['what']}"
+        of = f" of the {count(rel['n'])} {rel['what']}"
     elif rel:
-        of = (f" of the claim's {rel['n']:,.0f} effective {rel['unit']}" if audited
-              else f" of {rel['n']:,.0f} {rel['unit']}")
+        of = (f" of the claim's {count(rel['n'])} effective {rel['unit']}" if audited
+              else f" of {count(rel['n'])} {rel['unit']}")
     if found:
         a, d = min(found, key=lambda x: x[1]["fraction"])
-        verb = {"drop": "dropping", "flip": "flipping", "add": "adding"}.get(a)
-        what = d.get("what") or (f"{verb} {d['budget']:,} comparisons" if verb else f"{d['budget']} {a} change(s)")
-        parts.append(f"overturned by {what} ({_pct(d['fraction'])}{of})")
+        what = f"{perturbation_phrase(a, d)} ({percent(d['fraction'])}{of})"
+        parts.append(f"the smallest overturning perturbation found: {what}" if verdict == "supported"
+                     else f"overturned by {what}")
+    elif perturbation and all(d.get("broken") is None for d in perturbation.values()):  # not audited: say why
+        parts.append(next(iter(perturbation.values())).get("reason") or "not audited")
     elif perturbation and (not audited or any(d.get("exact") for d in perturbation.values())):
         # not a greedy search (configurations, estimators) or an exact minimum (per-item results): its own words
         parts.extend(dict.fromkeys(str(d.get("reason")) for d in perturbation.values() if d.get("reason")))
@@ -51,7 +63,7 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
         reached = [d.get("searched_to") for d in perturbation.values() if d.get("broken") is not None]
         low = min((r for r in reached if r is not None), default=None)
         if rel and low is not None and rel["n"] > 0:
-            parts.append(f"none found by the greedy audit within {low:,.0f} ({_pct(low / rel['n'])}{of})")
+            parts.append(f"none found by the greedy audit within {count(low)} ({percent(low / rel['n'])}{of})")
         else:
             parts.append("no verified overturning perturbation within the budget")
     return "; ".join(parts)
@@ -63,7 +75,8 @@ class ClaimAnswer:
     kind-specific fields (``extra``: the group of a confidence claim, ...), ``relative_to`` (the
     claim's evidence, :mod:`bayesrank.review.evidence`) and, for pairwise claims,
     ``significance_perturbation``: per action, the smallest verified perturbation that removes the
-    claim's significance (same fields as ``perturbation``; None where the kind has none)."""
+    claim's significance (same fields as ``perturbation``; None where the kind has none);
+    ``statement``: the claim in words with the players it names (``top1`` → 'X is #1')."""
 
     claim: object
     frequentist: dict
@@ -75,6 +88,7 @@ class ClaimAnswer:
     extra: dict = field(default_factory=dict)
     significance_perturbation: dict | None = None
     relative_to: dict | None = None
+    statement: str | None = None  # what the claim says about whom ('chatgpt-4o-latest is #1')
 
     @property
     def reason(self) -> str:
@@ -82,6 +96,8 @@ class ClaimAnswer:
 
     def to_dict(self) -> dict:
         d = {"claim": self.claim.text, "kind": self.claim.kind, "verdict": self.verdict, "reason": self.reason}
+        if self.statement:
+            d["statement"] = self.statement
         if getattr(self.claim, "sided", None):
             d["sided"] = self.claim.sided
             d["selected"] = bool(self.claim.selected)

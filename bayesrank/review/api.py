@@ -92,6 +92,7 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``claims``: claim strings (see :mod:`bayesrank.review.claims`); None gives the defaults.
     ``fast``: the Laplace approximation (NumPy twin) replaces NUTS for the Bayesian answers.
     ``budget``: the audits' action budget (default 5% of the comparisons).
+    ``all_ranks``: the page's leaderboard shows every rank column (default: the simultaneous rank set).
     ``style="A:B,..."`` (with ``style_transform``, ``style_standardize`` as ``bayesrank fit --style``)
     answers every claim again under style control.
     """
@@ -108,16 +109,44 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
                          fragile_below=fragile_below, fast=fast, seed=seed, budget=budget, format=format,
                          exclude_invalid=exclude_invalid, command=command, progress=progress, reading=reading,
                          **options)
-    # warnings raised on the way are part of the evidence: kept in the report, once each
-    seen = set(report.notes)
+    # warnings raised on the way are part of the evidence: kept in the report (in words, once each), not on stderr
+    for text in warning_notes(caught):
+        if text not in report.notes and not any(text in n or n in text for n in report.notes):
+            report.notes.append(text)
+    return report
+
+
+#: library warnings the report rewrites in its own words (message start -> sentence)
+KNOWN_WARNINGS = {
+    "Estimated shape parameter of Pareto distribution is greater than":
+        "PSIS-LOO (ArviZ): for some pairs the Pareto k of the importance weights exceeds {k}, so their "
+        "leave-one-out estimate is unreliable; the methods section counts them.",
+}
+
+
+def warning_notes(caught) -> list[str]:
+    """One sentence per distinct warning (deprecations dropped): known library warnings in the
+    report's words, others as 'Category (module): first line'."""
+    import re
+
+    out = []
     for w in caught:
         if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning)):
             continue
-        text = f"{w.category.__name__}: {str(w.message).splitlines()[0]}"
-        if str(w.message) not in " ".join(seen) and text not in seen:
-            report.notes.append(text)
-            seen.add(text)
-    return report
+        msg = str(w.message)
+        for start, sentence in KNOWN_WARNINGS.items():
+            if msg.startswith(start):
+                k = re.search(r"greater than ([0-9.]+)", msg)
+                text = sentence.format(k=k.group(1) if k else "0.7")
+                break
+        else:
+            module = getattr(w, "filename", "") or ""
+            where = next((part for part in ("arviz", "pymc", "pytensor", "numpy", "scipy", "pandas", "matplotlib",
+                                            "nutpie", "bayesrank") if part in module), None)
+            text = f"{w.category.__name__}{f' ({where})' if where else ''}: {msg.splitlines()[0]}"
+        if text not in out:
+            out.append(text)
+    return out
 
 
 def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, budget, format, exclude_invalid,
@@ -160,6 +189,9 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
     if options.get("style") and kind not in ("pairwise", "judges"):
         raise InputError(f"--style applies to pairwise battles only (this is {kind} data)")
+    all_ranks = bool(options.pop("all_ranks", False))
+    if all_ranks and kind not in ("pairwise", "judges"):
+        raise InputError(f"--all-ranks applies to pairwise and judge data only (this is {kind} data)")
     if not options.get("style") and ({"style_transform", "style_standardize"} & set(options)):
         raise InputError("--style-transform / --style-standardize need --style")
     if kind == "items":
@@ -176,7 +208,8 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         from bayesrank.review.pairwise_report import review_pairwise
 
         return review_pairwise(path, kind=kind, judge_col=judge_col, budget=budget, format=format,
-                               exclude_invalid=exclude_invalid, reading=reading, **common, **options)
+                               exclude_invalid=exclude_invalid, reading=reading, all_ranks=all_ranks, **common,
+                               **options)
     if kind == "grid":
         from bayesrank.review.grid import review_grid
 

@@ -103,14 +103,26 @@ def parse_claim(text: str, kind: str, players=None, benchmarks=None) -> Claim:
 
 
 def default_claims(ranking: list[str]) -> list[Claim]:
-    """top1, topk:3 (topk:5 with ≥ 20 players) and each adjacent pair in the top 5 (in the reported
-    order) — all data-selected."""
+    """top1, topk:3 (topk:5 with ≥ 20 players) and each adjacent pair of the top 5 below the leader
+    (``#1>#2`` is not repeated: ``top1`` claims it, and more) — all data-selected."""
     n = len(ranking)
     out = [Claim("top1", "top1", k=1, selected=True)]
     k = 5 if n >= 20 else 3
     if k < n:
         out.append(Claim(f"topk:{k}", "topk", k=k, selected=True))
-    for i in range(min(5, n) - 1):
+    for i in range(1, min(5, n) - 1):
         a, b = ranking[i], ranking[i + 1]
         out.append(Claim(f"{a}>{b}", "pair", a=a, b=b, selected=True))
     return out
+
+
+def statement(claim: Claim, ranking: list[str]) -> str | None:
+    """The claim in words with the players it names, for the reported ``ranking`` (best first):
+    ``top1`` → 'X is #1', ``topk:K`` → 'X, Y, Z are the top 3'; None for a pair (its text names both)."""
+    if claim.kind == "top1":
+        return f"{ranking[0]} is #1"
+    if claim.kind == "topk":
+        return ", ".join(ranking[: claim.k]) + f" are the top {claim.k}"
+    if claim.kind == "order":
+        return f"the reported order of all {len(ranking)} players (Kendall τ > {TAU_THRESHOLD})"
+    return None

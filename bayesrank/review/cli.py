@@ -39,7 +39,7 @@ def register(sub) -> None:
     p.add_argument("--claim", action="append", default=None, metavar="CLAIM",
                    help="top1 | topk:K | A>B | order (pairwise, judges); A>B[@BENCHMARK] (grid); verbal-better "
                         "(confidence). Repeat for several; default: top1, topk:3 (topk:5 with ≥ 20 players) and "
-                        "each adjacent pair of the top 5")
+                        "each adjacent pair of the top 5 below the leader")
     p.add_argument("--level", type=fraction, default=0.95, help="level of every interval and test (default 0.95)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (integer >= 0; default 0)")
     p.add_argument("--fragile-below", type=fraction, default=0.01, metavar="FRACTION",
@@ -49,6 +49,9 @@ def register(sub) -> None:
                    help="audit budget per claim and action in comparisons (default: max(5%%, --fragile-below) of the "
                         "claim's evidence); below --fragile-below of it a claim without a witness is 'not searched'")
     p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
+    p.add_argument("--all-ranks", action="store_true",
+                   help="the page's leaderboard shows every rank column (default: the simultaneous rank set; all "
+                        "are in the JSON)")
     g = p.add_argument_group("fit controls")
     g.add_argument("--ridge", type=nonnegative_float, default=0.0,
                    help="L2 penalty on the scores of the frequentist fits and audits (>= 0; > 0 gives finite scores "
@@ -57,7 +60,7 @@ def register(sub) -> None:
     g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default: --draws)")
     g.add_argument("--chains", type=positive_int, default=None, help="NUTS chains (default 4)")
     g.add_argument("--rank", default=None, metavar="R|auto",
-                   help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default 1)")
+                   help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default auto: the rank held-out fit chooses, falling back where it is not identified)")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
@@ -87,11 +90,14 @@ def claims_table(report):
     from rich.text import Text
 
     from bayesrank.review.render import (
+        BAYESIAN_HEAD,
+        FREQUENTIST_HEAD,
         OVERTURN_HEAD,
         SIGNIFICANCE_HEAD,
         bayesian_cell,
         claim_actions,
-        frequentist_cell,
+        claim_label,
+        frequentist_parts,
         perturbation_lines,
     )
 
@@ -100,13 +106,13 @@ def claims_table(report):
     actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
     t = Table(title="claims and verdicts", show_lines=True)
-    for col in ("claim", "verdict", "frequentist: estimate [interval], p", "Bayesian: P(claim)", OVERTURN_HEAD,
+    for col in ("claim", "verdict", FREQUENTIST_HEAD, BAYESIAN_HEAD, OVERTURN_HEAD,
                 *([SIGNIFICANCE_HEAD] if significance else [])):
         t.add_column(Text(col), overflow="fold")
     for c in report.claims:  # Text(): names and intervals are not rich markup
         groups = [c.perturbation] + ([c.significance_perturbation] if significance else [])
-        t.add_row(Text(c.claim.text), Text(c.verdict, style=f"bold {colour[c.verdict]}"),
-                  Text(frequentist_cell(c.frequentist)), Text(bayesian_cell(c.bayesian)),
+        t.add_row(Text(claim_label(c)), Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"),
+                  Text("\n".join(x for x in frequentist_parts(c.frequentist) if x)), Text(bayesian_cell(c.bayesian)),
                   *(Text("\n".join(perturbation_lines(g, actions))) for g in groups))
     return t
 
@@ -129,7 +135,8 @@ def _fit_options(args) -> dict:
 
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
-            "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster}
+            "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster,
+            "all_ranks": args.all_ranks or None}
     if args.style:  # the style model's feature options (bayesrank fit --style's)
         opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
     elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):

@@ -110,7 +110,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
         name = "|".join(map(str, key if isinstance(key, tuple) else (key,)))
         row = g[g["estimator"] == primary].iloc[0]
         freq = {"estimate": float(row["gap"]), "lower": None, "upper": float(row["gap_upper"]),
-                "p_value": None, "supported": bool(row["gap_upper"] < 0), "sided": "one-sided",
+                "p_value": None, "supported": bool(row["gap_upper"] < 0), "sided": "one-sided", "unit": f"{primary} gap",
                 "interval": f"paired bootstrap ({n_boot} resamples), {primary}: one-sided {level:.0%} upper bound",
                 "intervals": {r.estimator: [None, float(r.gap_upper)] for r in g.itertuples()},
                 "supported_by": {r.estimator: bool(r.gap_upper < 0) for r in g.itertuples()}}

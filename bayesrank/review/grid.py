@@ -116,7 +116,8 @@ def frequentist_grid(d: pd.Series, level: float, sided: str = "two-sided") -> di
     c = len(d)
     if c < 3:
         return {"estimate": float(d.mean()) if c else None, "lower": None, "upper": None, "p_value": None,
-                "supported": False, "sided": sided, "interval": "paired t over configurations (needs ≥ 3)",
+                "unit": "score difference", "supported": False, "sided": sided,
+                "interval": "paired t over configurations (needs ≥ 3)",
                 "n_configs": c}
     se = float(d.std(ddof=1) / np.sqrt(c))
     est = float(d.mean())
@@ -126,8 +127,9 @@ def frequentist_grid(d: pd.Series, level: float, sided: str = "two-sided") -> di
     tail = float(stats.t.sf(tstat, c - 1))
     p = tail if one else min(1.0, 2 * tail)
     lower, upper = est - q * se, (None if one else est + q * se)
-    return {"estimate": est, "lower": lower, "upper": upper, "p_value": p, "supported": bool(lower > 0),
-            "sided": sided, "interval": f"paired t over {c} configurations", "n_configs": c}
+    return {"estimate": est, "lower": lower, "upper": upper, "p_value": p, "unit": "score difference",
+            "supported": bool(lower > 0), "sided": sided, "interval": f"paired t over {c} configurations",
+            "n_configs": c}
 
 
 def bayesian_grid(flip, a: str, b: str, configs) -> dict:

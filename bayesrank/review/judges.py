@@ -49,43 +49,82 @@ def claim_under_consensus(claim, hja_fit, reference_players, reference_theta, z:
     return _status(bool(holds), bool(significant))
 
 
-def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool, rank=1):
+def consensus_fit(comps, *, level: float, seed: int, rank="auto"):
+    """(HJA fit or None, the sentence that states the rank choice or the failure, its diagnostics).
+
+    With ``rank="auto"`` (the default) the rank is chosen by the data (held-out log-likelihood, falling
+    back to a smaller rank where the chosen one is not identified); an integer ``rank`` is used as given. When no HJA can be fitted the diagnostics
+    say so (not converged) with the cause and what to do about it."""
+    import warnings
+
+    from bayesrank.errors import InputError
+    from bayesrank.hja.data import from_comparisons, items_seen_by_one_judge
+    from bayesrank.hja.model import HJA
+    from bayesrank.protocol import Diagnostics
+
+    hja = None
+    try:
+        hja = HJA(comps, rank=rank, min_per_judge=MIN_PER_JUDGE, level=level, seed=seed)
+        with warnings.catch_warnings():  # the selection's thinned refits may disagree between starts
+            warnings.filterwarnings("ignore", message="HJA starts disagree")
+            hfit = hja.fit("mle")
+    except InputError as err:
+        cause = str(err).split("; drop them")[0].split(" — use a smaller rank")[0]
+        single = items_seen_by_one_judge(from_comparisons(comps))
+        remedy = ("pool the judges with few comparisons into one judge (one value of the judge column) or drop "
+                  "their rows" if "too few comparisons" in cause else
+                  "have every judge compare the players it scores with the others, or review the judges separately"
+                  if single else "review each judge's comparisons separately")
+        text = (f"HJA consensus not fitted: {cause}. Remedy: {remedy}. The pooled Bradley–Terry answers above "
+                "use every comparison; each judge's own fit is in the table below.")
+        diag = Diagnostics(kind="optimizer", method="HJA consensus", converged=False, messages=(text,),
+                           optimizer_status="not fitted")
+        return None, text, diag
+    sel = hja.rank_selection
+    if sel is None:
+        return hfit, f"HJA rank {hfit.rank} (as given with --rank).", hfit.diagnostics
+    tried = ", ".join(f"{int(r)}: {v:.4f}" for r, v in zip(sel["rank"], sel["heldout_logloss"]) if np.isfinite(v))
+    text = (f"HJA rank {hfit.rank} chosen by the data: held-out log-loss per comparison by rank ({tried}); a larger "
+            "rank is kept only when it beats every smaller one by more than one standard error.")
+    if hja.rank_fallback:
+        text += f" Fallback: {hja.rank_fallback}."
+    return hfit, text, hfit.diagnostics
+
+
+def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool, rank="auto"):
     """(sections, diagnostics parts, notes) for data with a judge column; ``pooled`` is the report's
     default Bradley–Terry fit on all comparisons (the claims' reference)."""
     from bayesrank.bt import BradleyTerry
     from bayesrank.data import comparison_graph
-    from bayesrank.errors import InputError
-    from bayesrank.hja.model import HJA
 
     from bayesrank.review.verdict import critical_z
 
     ref_players, ref_theta = pooled.players, pooled.score
     notes = []
-    try:
-        hja = HJA(comps, rank=rank, min_per_judge=MIN_PER_JUDGE, seed=seed)
-        hfit = hja.fit("mle")
-    except InputError as err:
-        notes.append(f"HJA not fitted: {err}")
-        hfit = None
-    sections, parts = [], {}
+    hfit, rank_text, hdiag = consensus_fit(comps, level=level, seed=seed, rank=rank)  # a failure is in the diagnostics
+    sections, parts = [], {"hja": hdiag}
     if hfit is not None:
-        parts["hja"] = hfit.diagnostics
         both = hfit.beside_pooled_bt()  # the HJA module's own comparison (same comparisons, pooled BT)
         from scipy.stats import kendalltau
 
         tau = kendalltau(both["consensus_score"], both["pooled_bt_score"]).statistic
         jt = hfit.judge_table()
+        selection = hfit.info.get("rank_selection")
         sections.append(Section(
             "judges", "Judges: HJA consensus and judge effects",
-            text=[f"HJA (rank {hfit.rank}, {hfit.method}) on {hfit.counts.total:g} comparisons by "
+            text=[rank_text,
+                  f"HJA (rank {hfit.rank}, {hfit.method}) on {hfit.counts.total:,.0f} comparisons by "
                   f"{hfit.counts.n_judges} judges; judges with fewer than {MIN_PER_JUDGE:g} comparisons are excluded "
                   f"({hfit.counts.excluded.report()}). Kendall τ between the consensus and the pooled BT order: {tau:.3f}.",
                   "γ = a judge's sensitivity to the consensus (1 = average); residual norm = its systematic deviation; "
                   "flagged = γ > 1 and residual above 1.5× the median (weighs heavily and deviates). "
                   "rank_shift = pooled BT rank − consensus rank (positive: pooling ranks the player lower)."],
-            tables=[("consensus (HJA) beside pooled Bradley–Terry", both), ("judges", jt)],
+            tables=[("consensus (HJA) beside pooled Bradley–Terry", both), ("judges", jt)]
+            + ([("HJA rank selection (held-out log-loss per comparison)", selection)] if selection is not None else []),
             figures=[("judges: sensitivity γ against residual norm", lambda ax: hfit.plot(ax=ax), (6, 4))],
-            data={"kendall_tau_consensus_vs_pooled": float(tau), "consensus": both.to_dict(orient="records"),
+            data={"rank": int(hfit.rank), "rank_choice": rank_text,
+                  "rank_selection": None if selection is None else selection.to_dict(orient="records"),
+                  "kendall_tau_consensus_vs_pooled": float(tau), "consensus": both.to_dict(orient="records"),
                   "judges": jt.to_dict(orient="records")}))
     # each claim under each judge alone and under the consensus
     frame = comps.frame

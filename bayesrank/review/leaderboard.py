@@ -45,19 +45,38 @@ def agreement_table(fits: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def sections(fits: dict, comps, level: float, seed: int, graph_advice: str) -> tuple[list[Section], pd.DataFrame]:
+def shown_leaderboard(table: pd.DataFrame, all_ranks: bool = False) -> pd.DataFrame:
+    """The leaderboard as the page shows it: by default one rank set, the simultaneous one
+    (``rank set`` = rank_lower–rank_upper); ``all_ranks`` keeps every rank column."""
+    if all_ranks:
+        return table
+    out = table[["player", "score", "lower", "upper", "rank"]].copy()
+    out["rank set"] = [f"{int(a)}–{int(b)}" if a != b else f"{int(a)}"
+                       for a, b in zip(table["rank_lower"], table["rank_upper"])]
+    out["n_matches"] = table["n_matches"]
+    return out
+
+
+def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
+             all_ranks: bool = False) -> tuple[list[Section], pd.DataFrame]:
     default = fits["default"]
     from bayesrank.bt.ranks import plot_pairwise
 
     table, ranks, source = leaderboard_table(fits, level, seed)
     top = list(table["player"].head(TOP_HEATMAP))
+    rank_set = ranks.methods()["rank_lower/rank_upper"]
+    if all_ranks:
+        ranks_text = (f"rank = position by score; rank_ci = 1 + players significantly ahead (pairwise contrast); "
+                      f"rank_ub = LMArena's marginal-overlap rule; [rank_lower, rank_upper] = {rank_set}; "
+                      f"draws_rank_lower/upper and p_top1 from {source}.")
+    else:
+        ranks_text = (f"rank = position by score; rank set = {rank_set}. The other rank columns (rank_ci, rank_ub, "
+                      f"the posterior's rank ranges and P(#1) from {source}) are in the JSON, and on this page with "
+                      f"--all-ranks.")
     lb = Section("leaderboard", "Leaderboard",
                  text=[f"{len(table)} players; scores on the sum-to-zero logit scale with {default.interval} "
-                       f"{level:.0%} intervals (ties: {default.ties}). rank = position by score; rank_ci = 1 + players "
-                       f"significantly ahead (pairwise contrast); rank_ub = LMArena's marginal-overlap rule; "
-                       f"[rank_lower, rank_upper] = {ranks.methods()['rank_lower/rank_upper']}; "
-                       f"draws_rank_lower/upper and p_top1 from {source}."],
-                 tables=[("leaderboard (top 60)", table)],
+                       f"{level:.0%} intervals (ties: {default.ties}). " + ranks_text],
+                 tables=[("leaderboard (top 60)", shown_leaderboard(table, all_ranks))],
                  figures=[(f"rank spread of the top {TOP_FIGURE}: point rank, simultaneous {level:.0%} rank set, "
                            f"range over {source}", lambda ax: ranks.plot(ax=ax, top=TOP_FIGURE),
                            (7, 1.0 + 0.22 * min(TOP_FIGURE, len(table)))),

@@ -33,7 +33,7 @@ import pandas as pd
 
 from bayesrank.review import evidence
 from bayesrank.review.answer import ClaimAnswer
-from bayesrank.review.claims import TAU_THRESHOLD, Claim
+from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
 from bayesrank.review.verdict import (
     ONE_SIDED,
     critical_z,
@@ -129,6 +129,7 @@ def contrast_answer(fit, pairs, level: float, sided: str, interval: str, players
         "sided": sided,
         "z": z,
         "interval": interval,
+        "unit": "logit difference",
         "contrast": f"{players[t['a'].iloc[w]]} − {players[t['b'].iloc[w]]}",
         "binding_index": w,
         "n_contrasts": len(pairs),
@@ -162,7 +163,7 @@ def order_answer(test: dict, estimate: float, interval: str, n_players: int) -> 
     Kendall τ bound ``[τ_L, 1]`` and the simultaneous test's p-value (always two-sided: the order
     is read off the data)."""
     return {"estimate": float(estimate), "lower": float(test["tau_lower"]), "upper": 1.0,
-            "p_value": float(test["p_value"]), "sided": "two-sided",
+            "p_value": float(test["p_value"]), "sided": "two-sided", "unit": "Kendall τ",
             "interval": f"{interval}: Kendall τ bound 1 − 2u/N from simultaneous contrast intervals "
                         f"(max-|t|, {test['n_errors']:,} error draws)",
             "contrast": f"Kendall τ > {TAU_THRESHOLD}", "n_contrasts": n_players * (n_players - 1) // 2,
@@ -323,6 +324,7 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
     bayes = fits.get("claims") or fits.get("nuts") or fits.get("laplace")
     other = fits.get("nuts") or fits.get("laplace")  # another tie model (Davidson) when the data have ties
     other = None if other is None or bayes is None or other.ties == bayes.ties else other
+    ranking = [str(default.players[i]) for i in np.argsort(-default.score, kind="stable")]
     out = []
     for n, claim in enumerate(claims):
         if progress:
@@ -352,5 +354,5 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
         out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig,
-                               relative_to=rel))
+                               relative_to=rel, statement=statement(claim, ranking)))
     return out

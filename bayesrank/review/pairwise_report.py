@@ -13,7 +13,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                     draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
                     reading: dict | None = None, ridge: float = 0.0, tune: int | None = None,
-                    rank=1) -> ReviewReport:
+                    rank="auto", all_ranks: bool = False) -> ReviewReport:
     """``path``: a file or folder (read with ``reading``: columns, outcome_map, judge_cols, encoding,
     path_pattern), a DataFrame or Comparisons. The data are read once; every fit, audit and the
     style-controlled twin use the same validated comparisons. ``ridge`` penalises the frequentist
@@ -52,7 +52,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                             budget=budget, progress=lambda label, n, total: say(label))
     from bayesrank.cli_args import in_flags
 
-    secs, table, ranks = sections(fits, comps, level, seed, in_flags("review", graph.advice()))
+    secs, table, ranks = sections(fits, comps, level, seed, in_flags("review", graph.advice()),
+                                  all_ranks=all_ranks)
     parts = {name: f.diagnostics for name, f in fits.items()}
     from bayesrank.review.clusters import proposal_note, propose
 

@@ -1,9 +1,11 @@
 """HTML and Markdown renderings of a :class:`~bayesrank.review.report.ReviewReport`.
 
 The HTML page is self-contained: inline CSS, figures as inline base64 SVG images, no scripts and no
-network requests; it reads on a laptop screen and prints. Every string that comes from the data
-(player, judge, benchmark names, claims) is untrusted: it is escaped for HTML, and for Markdown the
-characters that would make markup (``<>&|*_`[]#\\``) are escaped.
+network requests. It fits a 1280-pixel screen without horizontal scrolling and prints on A4 or
+Letter (the claims table is laid out to the page width, long names wrap, verdict colours print).
+Every string that comes from the data (player, judge, benchmark names, claims) is untrusted: it is
+escaped for HTML, and for Markdown a backslash goes before the characters that would make markup
+and only those (:func:`md_esc`), so the twin also reads as plain text.
 """
 
 from __future__ import annotations
@@ -11,38 +13,67 @@ from __future__ import annotations
 import base64
 import html as _html
 import io
-import math
+import re
 
 import numpy as np
 import pandas as pd
 
+from bayesrank.review.numbers import (
+    count,
+    decimals_for,
+    estimate_interval,
+    number,
+    p_equals,
+    p_value,
+    percent,
+    probability,
+    signed,
+)
+
 CSS = """
 :root { --ok:#1a7f37; --warn:#9a6700; --bad:#cf222e; --ink:#1f2328; --mute:#59636e; --line:#d1d9e0; }
 * { box-sizing: border-box; }
+html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
-       max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; }
+       max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; overflow-wrap: anywhere; }
 h1 { font-size: 1.6em; margin: 0 0 4px; } h2 { margin-top: 2em; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { margin-bottom: 6px; }
 .sub { color: var(--mute); margin: 0 0 16px; }
-table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13px; }
-th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; }
-th { background: #f6f8fa; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.verdict { font-weight: 700; padding: 1px 8px; border-radius: 10px; color: #fff; white-space: nowrap; }
+table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13px; max-width: 100%; }
+th, td { border: 1px solid var(--line); padding: 4px 6px; vertical-align: top; overflow-wrap: anywhere; }
+th { background: #f6f8fa; text-align: left; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.verdict { font-weight: 700; padding: 1px 7px; border-radius: 10px; color: #fff; white-space: nowrap; }
 .supported { background: var(--ok); } .fragile { background: var(--warn); } .unsupported { background: var(--bad); }
 .not-searched, .not-converged { background: var(--mute); }
 .rule { background: #f6f8fa; border-left: 4px solid var(--mute); padding: 8px 12px; margin: 10px 0 18px; }
 .counts span { margin-right: 14px; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--mute); font-size: 13px; }
-.warn { color: var(--warn); } .mute { color: var(--mute); } td.why { font-size: 12px; min-width: 200px; max-width: 300px; }
-td.freq { text-align: right; font-variant-numeric: tabular-nums; min-width: 170px; }
-.wrap { overflow-x: auto; }
-@media print { body { max-width: none; padding: 0; font-size: 11px; } h2 { page-break-after: avoid; }
-  table, figure { page-break-inside: avoid; } .verdict { border: 1px solid #000; color: #000; background: none; } }
+.warn { color: var(--warn); } .mute { color: var(--mute); }
+table#claims { width: 100%; table-layout: fixed; }
+table#claims .who { display: block; color: var(--mute); font-size: 12px; }
+table#claims td.why, table#claims td.pert { font-size: 12px; }
+table#claims td.freq { font-variant-numeric: tabular-nums; font-size: 12px; }
+table#claims .verdict { font-size: 11px; padding: 1px 5px; }
+.line { white-space: nowrap; }
+@media (max-width: 1100px) { .line { white-space: normal; } }
+@page { margin: 12mm; }
+@media print { body { max-width: none; padding: 0; } h2 { break-after: avoid; } tr, figure { break-inside: avoid; }
+  figure img { max-height: 240mm; } }
+@media print, (max-width: 820px) {
+  body { font-size: 10px; padding: 8px; } table { font-size: 9px; } th, td { padding: 2px 3px; }
+  table#claims td.why, table#claims td.pert, table#claims td.freq, table#claims .who { font-size: 8.5px; }
+  table#claims .verdict { font-size: 8px; padding: 0 3px; border-radius: 6px; }
+  .line { white-space: normal; }
+}
 """
 
 ACTION_ORDER = ("drop", "flip", "add", "configuration", "estimator")
+# relative widths of the claims table's columns (it is laid out to the page width: nothing is cut off)
+CLAIM_COLUMNS = (("claim", 16), ("verdict", 10), ("why", 20), ("freq", 15), ("bayes", 9), ("overturn", 15),
+                 ("significance", 15))
+SHORT_LINE = 23  # a perturbation line this short stays on one line ('flip: 198 (0.012%) ✓'); longer ones wrap
 
 
 def claim_actions(report) -> list[str]:
@@ -52,50 +83,57 @@ def claim_actions(report) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- formatting
-def fmt(v, digits: int = 4) -> str:
-    """Numbers with ``digits`` significant digits; None/NaN as an en dash; everything else as text."""
-    if v is None:
-        return "–"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, (float, np.floating)):
-        if not math.isfinite(float(v)):
-            return "–"
-        return f"{float(v):.{digits}g}"
-    return str(v)
-
-
-def pct(v) -> str:
-    return "–" if v is None else f"{100 * float(v):.3g}%"
+fmt = number
 
 
 def esc(v) -> str:
     return _html.escape(fmt(v), quote=True)
 
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]#|"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+# Markdown: a backslash before the characters that would make markup, and only those — so the twin
+# reads the same pasted as Markdown and as plain text ('p < 1e-16', '[0.063, 0.130]', 'A>B' and
+# gpt_4o carry no escapes). Always: \ ` * and, in a table, | (a pipe breaks a row); < only before what opens an
+# HTML tag or autolink (a letter, / ! ?); ] only before what makes a link ( ( [ : ); _ only where it
+# can open or close emphasis (not inside a word); & only where it would start an entity (&amp;);
+# # only at the start.
+_MD_ALWAYS = re.compile(r"([\\`*|])")
+_MD_INLINE = re.compile(r"([\\`*])")
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_LINK = re.compile(r"\](?=[(\[:])")
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 
 
-def md_esc(v) -> str:
-    return fmt(v).translate(_MD_SPECIAL).replace("\n", " ")
+def md_esc(v, cell: bool = True) -> str:
+    """``v`` as Markdown text (``cell``: inside a table row, where a pipe must be escaped too)."""
+    s = fmt(v).replace("\n", " ")
+    s = (_MD_ALWAYS if cell else _MD_INLINE).sub(r"\\\1", s)
+    s = _MD_TAG.sub(r"\\<", s)
+    s = _MD_LINK.sub(r"\\]", s)
+    s = _MD_UNDERSCORE.sub(r"\\_", s)
+    s = _MD_ENTITY.sub(r"\\&", s)
+    return "\\" + s if s.startswith("#") else s
 
 
 def perturbation_cell(p: dict) -> str:
-    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none found within 500'
-    when the budget ran out."""
+    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none found within
+    500' when an audit's budget ran out; the entry's reason in words otherwise (not audited, or a
+    change of configuration / estimator that reverses nothing)."""
     if p.get("broken") is None:
-        return p.get("reason", "–")
+        return p.get("reason") or "not audited"
     if p.get("broken") and p.get("verified"):
-        return f"{fmt(p['budget'])} ({pct(p['fraction'])}) ✓"
+        return f"{count(p['budget'])} ({percent(p['fraction'])}) ✓"
     if p.get("broken"):
-        return f"{fmt(p['budget'])} ({pct(p['fraction'])}) unverified"
-    return f"none found within {fmt(p.get('budget_limit'))}"
+        return f"{count(p['budget'])} ({percent(p['fraction'])}) unverified"
+    if p.get("budget_limit") is not None:
+        return f"none found within {count(p['budget_limit'])}"
+    return p.get("reason") or "none found"
 
 
 OVERTURN_HEAD = "to overturn it: smallest perturbation found (✓ verified)"
 SIGNIFICANCE_HEAD = "to lose significance: smallest perturbation found (✓ verified)"
+FREQUENTIST_HEAD = "frequentist: estimate [interval], p"
+BAYESIAN_HEAD = "Bayesian: P(claim)"
 
 
 def _has_significance(report) -> bool:
@@ -108,11 +146,31 @@ def perturbation_lines(entries: dict | None, order=None) -> list[str]:
     if not entries:
         return ["–"]
     if all(p.get("broken") is None for p in entries.values()):
-        return [next(iter(entries.values())).get("reason", "–")]
+        return [next(iter(entries.values())).get("reason") or "not audited"]
     keys = [a for a in (order or entries) if a in entries]
     return [f"{a}: {perturbation_cell(entries[a])}" for a in keys]
 
 
+def claim_label(c) -> str:
+    """The claim as typed, and what it says about whom: 'top1: chatgpt-4o-latest is #1'."""
+    who = getattr(c, "statement", None)
+    return f"{c.claim.text}: {who}" if who else c.claim.text
+
+
+def frequentist_parts(f: dict) -> tuple[str, str]:
+    """('0.096 [0.063, 0.130]', 'logit difference, p = 2.0e-08'): the estimate with its interval,
+    then its unit and p-value. A claim false at the estimate says so beside its p-value."""
+    if not f:
+        return "–", ""
+    head = estimate_interval(f.get("estimate"), f.get("lower"), f.get("upper"))
+    tail = [f["unit"]] if f.get("unit") else []
+    if f.get("p_value") is not None:
+        p = p_equals(f["p_value"])
+        est = f.get("estimate")
+        if est is not None and est <= 0 and f.get("unit") == "logit difference":
+            p += " (the estimate is against the claim)"
+        tail.append(p)
+    return head, ", ".join(tail)
 
 
 def verdict_class(v: str) -> str:
@@ -121,87 +179,132 @@ def verdict_class(v: str) -> str:
 
 
 def frequentist_cell(f: dict) -> str:
-    if not f:
-        return "–"
-    lo, hi = f.get("lower"), f.get("upper")
-    if hi is None and lo is not None:  # one-sided: [lower, ∞)
-        s = f"{fmt(f.get('estimate'))} [{fmt(lo)}, ∞)"
-    elif lo is None and hi is not None:  # one-sided: (−∞, upper]
-        s = f"{fmt(f.get('estimate'))} (−∞, {fmt(hi)}]"
-    else:
-        s = f"{fmt(f.get('estimate'))} [{fmt(lo)}, {fmt(hi)}]"
-    if f.get("p_value") is not None:
-        s += f", p = {fmt(f['p_value'], 3)}"
-    return s
+    head, tail = frequentist_parts(f)
+    return f"{head} {tail}".strip()
 
 
 def bayesian_cell(b: dict | None) -> str:
     if not b or b.get("probability") is None:
         return "–"
-    p = float(b["probability"])
-    n = b.get("n_draws")
-    shown = (f"> {1 - 1 / n:.4g}" if n and p == 1.0 else f"< {1 / n:.2g}" if n and p == 0.0 else f"{p:.3f}")
-    return f"{shown} ({b.get('method', '')})"
+    return f"{probability(b['probability'], b.get('n_draws'))} ({b.get('method', '')})"
 
 
 def svg_of(draw, size) -> str:
+    """The figure as SVG text. Matplotlib's notice that very long tick labels (player names) leave
+    tight_layout no room is not a finding about the data: it is silenced here, not printed."""
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if size is None:  # the drawing makes its own figure (several panels)
-        fig = draw()
-    else:
-        fig, ax = plt.subplots(figsize=size)
-    try:
-        if size is not None:
-            draw(ax)
-        fig.tight_layout()
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg")
-    finally:
-        plt.close(fig)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Tight layout not applied")
+        if size is None:  # the drawing makes its own figure (several panels)
+            fig = draw()
+        else:
+            fig, ax = plt.subplots(figsize=size)
+        try:
+            if size is not None:
+                draw(ax)
+            fig.tight_layout()
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg")
+        finally:
+            plt.close(fig)
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------- tables
+def _is_p_column(name) -> bool:
+    n = str(name).lower()
+    return n in ("p", "p_value", "pvalue") or n.endswith(("_p_value", "_pvalue")) or "p_holm" in n
+
+
+def cell_texts(df: pd.DataFrame, max_rows: int = 60) -> list[list[tuple[str, bool]]]:
+    """Each cell's text and whether it is a number, column by column: a float column whose values are
+    all whole numbers (counts stored as floats) is written as integers, a p-value column as p-values."""
+    head = df.head(max_rows)
+    writers = []
+    for col in head.columns:
+        values = head[col]
+        writer = fmt
+        if pd.api.types.is_float_dtype(values):
+            finite = values[np.isfinite(values.to_numpy(dtype=float))]
+            nonzero = finite[finite != 0].abs()
+            if len(finite) and (finite == finite.round()).all():
+                writer = count
+            elif _is_p_column(col):
+                writer = p_value
+            elif len(nonzero) and nonzero.max() < 1e6 and nonzero.max() / nonzero.min() < 1e3:
+                writer = _fixed(decimals_for(nonzero.max(), digits=4))  # one number of decimals per column
+        writers.append(writer)
+    rows = []
+    for rec in head.itertuples(index=False):
+        rows.append([(w(v), isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)))
+                     for w, v in zip(writers, rec)])
+    return rows
+
+
+def _fixed(decimals: int):
+    return lambda v: signed(float(v), decimals) if isinstance(v, (float, np.floating)) and np.isfinite(v) else fmt(v)
 
 
 # ---------------------------------------------------------------------------------- HTML
 def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
     head = "".join(f"<th>{_html.escape(str(c))}</th>" for c in df.columns)
     rows = []
-    for rec in df.head(max_rows).itertuples(index=False):
-        cells = []
-        for v in rec:
-            num = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-            cells.append(f"<td class=\"num\">{esc(v)}</td>" if num else f"<td>{esc(v)}</td>")
+    for rec in cell_texts(df, max_rows):
+        cells = [f"<td class=\"num\">{_html.escape(t)}</td>" if num else f"<td>{_html.escape(t)}</td>"
+                 for t, num in rec]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = f"<p class=\"mute\">{len(df) - max_rows} more rows in the JSON.</p>" if len(df) > max_rows else ""
     return f"<div class=\"wrap\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{more}"
 
 
+def _lines_html(lines) -> str:
+    return "<br>".join(f"<span class=\"line\">{_html.escape(x)}</span>" if len(x) <= SHORT_LINE else _html.escape(x)
+                       for x in lines)
+
+
+def _head_html(text: str) -> str:
+    """'to overturn it: smallest …' → the answer's name in bold, the explanation below."""
+    name, _, rest = text.partition(": ")
+    return f"<b>{_html.escape(name)}</b>" + (f"<br><span class=\"mute\">{_html.escape(rest)}</span>" if rest else "")
+
+
 def _claims_html(report) -> str:
     actions = claim_actions(report)
     sig = _has_significance(report)
-    head = ("<tr><th>claim</th><th>verdict</th><th>why</th><th>frequentist: estimate [interval], p</th>"
-            f"<th>Bayesian: P(claim)</th><th>{_html.escape(OVERTURN_HEAD)}</th>"
-            + (f"<th>{_html.escape(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
+    cols = [(k, w) for k, w in CLAIM_COLUMNS if sig or k != "significance"]
+    total = sum(w for _, w in cols)
+    colgroup = "".join(f"<col class=\"c-{k}\" style=\"width:{100 * w / total:.1f}%\">" for k, w in cols)
+    head = ("<tr><th>claim</th><th>verdict</th><th>why</th>"
+            f"<th>{_head_html(FREQUENTIST_HEAD)}</th><th>{_head_html(BAYESIAN_HEAD)}</th>"
+            f"<th>{_head_html(OVERTURN_HEAD)}</th>"
+            + (f"<th>{_head_html(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
     rows = []
     for c in report.claims:
-        cells = [f"<td>{esc(c.claim.text)}</td>",
+        who = getattr(c, "statement", None)
+        est, tail = frequentist_parts(c.frequentist)
+        cells = [f"<td>{_html.escape(c.claim.text)}"
+                 + (f"<span class=\"who\">{_html.escape(who)}</span>" if who else "") + "</td>",
                  f"<td><span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></td>",
                  f"<td class=\"why\">{esc(c.reason)}</td>",
-                 f"<td class=\"freq\">{_html.escape(frequentist_cell(c.frequentist))}</td>",
+                 f"<td class=\"freq\">{_lines_html([est])}"
+                 + (f"<br>{_html.escape(tail)}" if tail else "") + "</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
         groups = [c.perturbation] + ([getattr(c, "significance_perturbation", None)] if sig else [])
         for entries in groups:
-            lines = perturbation_lines(entries, actions)
-            cells.append("<td class=\"why\">" + "<br>".join(_html.escape(x) for x in lines) + "</td>")
+            cells.append(f"<td class=\"pert\">{_lines_html(perturbation_lines(entries, actions))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class=\"wrap\"><table id=\"claims\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    return (f"<div class=\"wrap\"><table id=\"claims\"><colgroup>{colgroup}</colgroup><thead>{head}</thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _claim_details_html(c) -> str:
-    parts = [f"<h3>{esc(c.claim.text)} — <span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></h3>"]
+    parts = [f"<h3>{esc(claim_label(c))} — <span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></h3>"]
     f = c.frequentist or {}
     if f.get("intervals"):
         rows = [{"interval": k, "lower": v[0], "upper": v[1], "supports the claim": f["supported_by"].get(k)}
@@ -270,8 +373,8 @@ def html(report) -> str:
 def _md_table(df: pd.DataFrame, max_rows: int = 60) -> str:
     cols = [md_esc(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for rec in df.head(max_rows).itertuples(index=False):
-        lines.append("| " + " | ".join(md_esc(v) for v in rec) + " |")
+    for rec in cell_texts(df, max_rows):
+        lines.append("| " + " | ".join(md_esc(t) for t, _ in rec) + " |")
     if len(df) > max_rows:
         lines.append(f"\n{len(df) - max_rows} more rows in the JSON.")
     return "\n".join(lines)
@@ -279,30 +382,29 @@ def _md_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 def markdown(report) -> str:
     counts = report.verdict_counts()
-    out = [f"# {md_esc(report.title)}", "",
+    out = [f"# {md_esc(report.title, False)}", "",
            f"bayesrank review · kind: {md_esc(report.kind)} · level {md_esc(report.level)} · "
            + ", ".join(f"**{n} {v}**" for v, n in counts.items()), "", "## Verdicts", ""]
     actions = claim_actions(report)
     rows = []
     for c in report.claims:
-        row = {"claim": c.claim.text, "verdict": c.verdict, "why": c.reason,
-               "frequentist: estimate [interval], p": frequentist_cell(c.frequentist),
-               "Bayesian: P(claim)": bayesian_cell(c.bayesian)}
+        row = {"claim": claim_label(c), "verdict": c.verdict, "why": c.reason,
+               FREQUENTIST_HEAD: frequentist_cell(c.frequentist), BAYESIAN_HEAD: bayesian_cell(c.bayesian)}
         row[OVERTURN_HEAD] = "; ".join(perturbation_lines(c.perturbation, actions))
         if _has_significance(report):
             row[SIGNIFICANCE_HEAD] = "; ".join(perturbation_lines(getattr(c, "significance_perturbation", None), actions))
         rows.append(row)
-    out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule)}", ""]
+    out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule, False)}", ""]
     if getattr(report, "joint", None):
-        out += [f"> **Jointly.** {md_esc(report.joint['text'])}", ""]
-    out += [f"> {md_esc(n)}" for n in report.notes]
-    out += [f"Diagnostics: {md_esc(report.diagnostics.line())}", ""]
+        out += [f"> **Jointly.** {md_esc(report.joint['text'], False)}", ""]
+    out += [f"> {md_esc(n, False)}" for n in report.notes]
+    out += [f"Diagnostics: {md_esc(report.diagnostics.line(), False)}", ""]
     for s in report.sections:
-        out += [f"## {md_esc(s.title)}", ""]
-        out += [md_esc(t) + "\n" for t in s.text]
+        out += [f"## {md_esc(s.title, False)}", ""]
+        out += [md_esc(t, False) + "\n" for t in s.text]
         for caption, df in s.tables:
-            out += [f"**{md_esc(caption)}**", "", _md_table(df), ""]
-        out += [f"*Figure (in the HTML report): {md_esc(caption)}*\n" for caption, _, _ in s.figures]
+            out += [f"**{md_esc(caption, False)}**", "", _md_table(df), ""]
+        out += [f"*Figure (in the HTML report): {md_esc(caption, False)}*\n" for caption, _, _ in s.figures]
     out += ["## Appendix: reproducibility", ""]
     rep = report.reproducibility
     out.append(_md_table(pd.DataFrame([{"field": k, "value": v if not isinstance(v, dict) else

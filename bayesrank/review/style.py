@@ -34,8 +34,8 @@ import pandas as pd
 
 from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
-from bayesrank.review.claims import TAU_THRESHOLD, Claim
 from bayesrank.review import evidence
+from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
 from bayesrank.review.pairwise import (
     ACTIONS,
     FILL_ABOVE,
@@ -179,6 +179,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
     freq_view = _theta_view(mle)
     state = StyleState.fit(sbt.data)
     k = len(mle.players)
+    ranking = [str(reference_players[i]) for i in np.argsort(-np.asarray(reference_theta), kind="stable")]
     answers = []
     for claim in claims:
         styled = Claim(claim.text + SUFFIX, claim.kind, k=claim.k, a=claim.a, b=claim.b, selected=claim.selected)
@@ -214,7 +215,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
         if note:
             notes.append(note)
         answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig,
-                                   relative_to=rel))
+                                   relative_to=rel, statement=statement(claim, ranking)))
     coef = pd.DataFrame({"feature": mle.features, "coef": mle.coef, "lower": mle.coef_lower, "upper": mle.coef_upper})
     change = mle.table()
     sec = Section("style", "Under style control",

@@ -24,10 +24,21 @@ def test_bad_claims_are_input_errors_naming_the_claim(text):
 
 
 def test_default_claims_follow_the_issue():
+    """No default claim repeats another: top1 already claims #1 > #2, so the adjacent pairs start below."""
     names = [f"p{i}" for i in range(25)]
     texts = [c.text for c in default_claims(names)]
-    assert texts == ["top1", "topk:5", "p0>p1", "p1>p2", "p2>p3", "p3>p4"]
-    assert [c.text for c in default_claims(names[:4])] == ["top1", "topk:3", "p0>p1", "p1>p2", "p2>p3"]
+    assert texts == ["top1", "topk:5", "p1>p2", "p2>p3", "p3>p4"]
+    assert [c.text for c in default_claims(names[:4])] == ["top1", "topk:3", "p1>p2", "p2>p3"]
+    assert [c.text for c in default_claims(names[:2])] == ["top1"]
+
+
+def test_statements_name_the_players():
+    from bayesrank.review.claims import statement
+
+    ranking = ["x", "y", "z", "w"]
+    assert statement(parse_claim("top1", "pairwise", players=ranking), ranking) == "x is #1"
+    assert statement(parse_claim("topk:3", "pairwise", players=ranking), ranking) == "x, y, z are the top 3"
+    assert statement(parse_claim("y>z", "pairwise", players=ranking), ranking) is None  # the text names both
 
 
 def test_claims_named_in_advance_are_one_sided_and_data_selected_ones_two_sided():
@@ -90,12 +101,22 @@ def test_reason_names_the_deciding_part_of_the_rule():
     pert = {"drop": {"broken": True, "verified": True, "budget": 462, "fraction": 462 / 25102, "relative_to": rel},
             "flip": {"broken": True, "verified": True, "budget": 198, "fraction": 198 / 25102, "relative_to": rel},
             "add": {"broken": False, "verified": False, "budget": None, "fraction": None, "relative_to": rel}}
-    r = reason(freq, {"probability": 1.0, "threshold": 0.975}, pert, "fragile", 0.95)
-    assert r == ("significant (two-sided p = 2e-08); P(claim) = 1.000; overturned by flipping 198 comparisons "
-                 "(0.789% of the claim's 25,102 effective comparisons)")
+    r = reason(freq, {"probability": 1.0, "threshold": 0.975, "n_draws": 2000}, pert, "fragile", 0.95)
+    # numbers as the columns write them: the posterior share to the resolution of 2,000 draws
+    assert r == ("significant (two-sided p = 2.0e-08); P(claim) > 0.9995; overturned by flipping 198 comparisons "
+                 "(0.79% of the claim's 25,102 effective comparisons)")
     r = reason({"supported": False, "p_value": 0.1, "sided": "one-sided"}, {"probability": 0.9455, "threshold": 0.95},
                {}, "unsupported", 0.95)
-    assert r == "not significant (one-sided p = 0.1); P(claim) = 0.946 < 0.95"
+    assert r == "not significant (one-sided p = 0.10); P(claim) = 0.946, below 0.95"
+    one = {"drop": {"broken": True, "verified": True, "budget": 1, "fraction": 0.001}}
+    assert reason(freq, None, one, "fragile", 0.95).endswith("overturned by dropping 1 comparison (0.1%)")
+    # a supported claim is not "overturned": its smallest perturbation found was not below the threshold
+    big = {"flip": {"broken": True, "verified": True, "budget": 164, "fraction": 0.012}}
+    assert reason(freq, None, big, "supported", 0.95).endswith(
+        "the smallest overturning perturbation found: flipping 164 comparisons (1.2%)")
+    assert "p < 1e-16" in reason({"supported": True, "p_value": 2e-284}, None, {}, "supported", 0.95)
+    not_audited = {a: {"broken": None, "reason": "the claim is false at the point estimate"} for a in ("drop", "flip")}
+    assert reason(freq, None, not_audited, "unsupported", 0.95).endswith("the claim is false at the point estimate")
     none = {a: {"broken": False, "verified": False, "budget": None, "fraction": None, "relative_to": rel,
                 "searched_to": s} for a, s in (("drop", 1256), ("flip", 300))}
     r = reason(freq, None, none, "not searched", 0.95)

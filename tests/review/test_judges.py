@@ -27,11 +27,15 @@ def test_kind_is_detected_from_the_judge_column(panel_report):
 
 
 def test_integration_hja_section_equals_the_hja_command(panel_report, tmp_path):
-    """Integration: the review's HJA section is the HJA command's result (the HJA fit itself is checked
-    against independent references in tests/hja)."""
+    """Integration: the review's HJA section is the HJA command's result at the rank the data choose
+    (``--rank auto``), and says which (the HJA fit itself is checked against independent references in
+    tests/hja)."""
     out = tmp_path / "hja.json"
-    assert main(["hja", "llmfao-panel", "--rank", "1", "--json", str(out)]) == 0
+    assert main(["hja", "llmfao-panel", "--rank", "auto", "--json", str(out)]) == 0
     cmd = json.loads(out.read_text())
+    sec = next(s for s in panel_report.sections if s.key == "judges")
+    assert sec.data["rank"] == cmd["rank"] and sec.data["rank_selection"] == cmd["rank_selection"]
+    assert sec.text[0].startswith(f"HJA rank {cmd['rank']} chosen by the data")
     cons = pd.DataFrame(cmd["consensus"]).set_index("player")
     sec = next(s for s in panel_report.sections if s.key == "judges")
     mine = pd.DataFrame(sec.data["consensus"]).set_index("player")
@@ -58,3 +62,57 @@ def test_each_claim_under_each_judge_equals_a_fit_on_that_judge(panel_report):
     # the two opposite claims never both hold under one judge
     for _, row in table.iterrows():
         assert not (row["GPT 4>GPT 3.5 Turbo"].startswith("holds") and row["GPT 3.5 Turbo>GPT 4"].startswith("holds"))
+
+
+def _flags_in(text: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", text))
+
+
+def _review_flags() -> set[str]:
+    import argparse
+
+    from bayesrank.review.cli import register
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)
+    return {o for a in sub.choices["review"]._actions for o in a.option_strings}
+
+
+def test_hja_falls_back_to_rank_0_where_rank_1_is_not_identified(tmp_path):
+    """A Vicuna-80-like panel (four players judged by the human judge only): the review's HJA is the
+    rank-0 fit, and its section says why rank 1 was not used."""
+    from bayesrank.hja.model import HJA
+    from tests.hja.panels import one_judge_panel
+
+    data = tmp_path / "panel.csv"
+    one_judge_panel().to_csv(data, index=False)
+    rep = review(data, fast=True, claims=["top1"])
+    assert rep.kind == "judges" and rep.parts["hja"].converged
+    sec = next(s for s in rep.sections if s.key == "judges")
+    assert sec.data["rank"] == 0
+    assert "rank 1 (chosen by held-out fit) is not identified" in sec.text[0]
+    assert "compared by one judge only (m6, m7, m8, m9)" in sec.text[0]
+    ref = HJA(read_comparisons(data, judge="judge"), rank=0).fit("mle").table().set_index("player")
+    mine = pd.DataFrame(sec.data["consensus"]).set_index("player")
+    np.testing.assert_allclose(mine["consensus_score"], ref.loc[mine.index, "score"], atol=1e-8)
+
+
+def test_hja_that_cannot_be_fitted_is_named_in_the_diagnostics(tmp_path):
+    """One judge with 6 comparisons: no HJA (every judge needs 20). The review's diagnostics are not
+    'converged', name the cause and a remedy, and the advice names only flags `review` has."""
+    from tests.hja.panels import one_judge_panel
+
+    df = one_judge_panel()
+    small = df[df["judge"] == "claude"].head(6).assign(judge="tiny")
+    data = tmp_path / "panel.csv"
+    pd.concat([df, small]).to_csv(data, index=False)
+    rep = review(data, fast=True, claims=["top1"])
+    diag = rep.diagnostics
+    assert not diag.converged and "NOT converged" in diag.line()
+    text = " ".join(diag.messages)
+    assert "HJA consensus not fitted" in text and "'tiny' (6)" in text and "Remedy:" in text
+    everything = " ".join([*diag.messages, *rep.notes, *(t for s in rep.sections for t in s.text)])
+    assert _flags_in(everything) <= _review_flags(), _flags_in(everything) - _review_flags()
+    assert "min_per_judge" not in everything

@@ -73,7 +73,7 @@ def test_json_html_and_markdown_show_the_column(report, tmp_path):
     budget = pair["significance_perturbation"]["drop"]["budget"]
     page, md = report.to_html(), report.to_markdown()
     assert "to lose significance" in page and f"drop: {budget} (" in page and "removes its significance" in page
-    row = next(line for line in md.splitlines() if line.startswith("| GPT 4&gt;Falcon"))
+    row = next(line for line in md.splitlines() if line.startswith("| GPT 4>Falcon"))
     assert f"drop: {budget} (" in row and row.count("✓") >= 6
     assert "not significant: no significance to lose" in md
 
