@@ -1,0 +1,56 @@
+"""The first minute: `bayesrank demo` prints a short summary that fits a 100-column terminal (no cell
+cut off), keeps library warnings off stderr, and says where the report is."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from bayesrank.demo import claims_summary, top_table
+from bayesrank.review.render import claim_label
+
+
+def _printed(renderable, width=100) -> str:
+    con = Console(width=width, record=True, file=open(os.devnull, "w"), color_system=None)
+    con.print(renderable)
+    return con.export_text()
+
+
+def test_summary_keeps_every_word_at_100_columns(nba_report):
+    text = _printed(claims_summary(nba_report))
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+    words = set(text.split())
+    for c in nba_report.claims:
+        for w in (claim_label(c) + " " + c.reason + " " + c.verdict).split():
+            assert w in words, w  # wrapped at spaces, never cut
+
+
+def test_top_table_keeps_every_name_at_100_columns(nba_report):
+    text = _printed(top_table(nba_report, 10))
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 100
+    for name in nba_report.leaderboard["player"].head(10):
+        assert name in text
+
+
+def _demo(tmp_path, dataset):
+    env = {**os.environ, "COLUMNS": "100"}
+    res = subprocess.run([sys.executable, "-m", "bayesrank.cli", "demo", "--dataset", dataset, "--no-nuts",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=900,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res
+
+
+@pytest.mark.slow
+def test_demo_output_fits_100_columns_and_stderr_is_quiet(tmp_path):
+    res = _demo(tmp_path, "nba")
+    lines = res.stdout.splitlines()
+    assert "…" not in res.stdout and max(len(line) for line in lines) <= 100
+    assert res.stderr.strip() == ""  # warnings are in the report, not on stderr
+    assert re.search(r"The report: .*review\.html", res.stdout.replace("\n", " "))
+    assert (tmp_path / "out" / "review.html").stat().st_size > 10_000
+    assert "Boston Celtics is #1" in res.stdout
