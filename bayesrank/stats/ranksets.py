@@ -61,30 +61,28 @@ def gaussian_errors(cov, n_sim: int, seed: int, df: float | None = None) -> np.n
 def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """Per error draw, ``max_{(a,b) ∈ pairs} (Z_a − Z_b) / sd_ab`` over the ordered pairs in the
     (K, K) boolean mask ``pairs``; −inf where the mask is empty."""
-    out = np.full(errors.shape[0], -np.inf)
+    return max_t_argmax(errors, sd, pairs)[0]
+
+
+def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (the first in
+    row-major order on ties; −1 where the mask is empty). One block per leading player ``a``, on the
+    transposed draws (contiguous rows: memory (K − 1) × S per block)."""
+    k = sd.shape[0]
+    et = np.ascontiguousarray(np.asarray(errors, dtype=float).T)
+    n = et.shape[1]
+    out = np.full(n, -np.inf)
+    arg = np.full(n, -1)
+    cols = np.arange(n)
     for a in np.flatnonzero(pairs.any(axis=1)):
         b = np.flatnonzero(pairs[a])
-        t = (errors[:, [a]] - errors[:, b]) / sd[a, b]
-        np.maximum(out, t.max(axis=1), out=out)
-    return out
-
-
-def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
-    mask is empty). The active pairs are processed in blocks of ``chunk`` (memory S × chunk)."""
-    k = sd.shape[0]
-    flat = np.flatnonzero(pairs.ravel())
-    out = np.full(errors.shape[0], -np.inf)
-    arg = np.full(errors.shape[0], -1)
-    for lo in range(0, len(flat), chunk):
-        f = flat[lo:lo + chunk]
-        a, b = np.divmod(f, k)
-        t = (errors[:, a] - errors[:, b]) / sd[a, b]
-        j = t.argmax(axis=1)
-        tm = t[np.arange(len(t)), j]
+        t = et[a][None, :] - et[b]
+        t /= sd[a, b][:, None]
+        j = t.argmax(axis=0)
+        tm = t[j, cols]
         better = tm > out
         out[better] = tm[better]
-        arg[better] = f[j[better]]
+        arg[better] = a * k + b[j[better]]
     return out, arg
 
 

@@ -246,3 +246,27 @@ def test_incremental_stepdown_equals_recomputing_every_draw():
         active &= ~new
     assert len(crits) > 2  # several steps: the incremental path is exercised
     assert (got == rejected).all() and got_crits == crits
+
+
+def test_max_t_argmax_equals_the_full_t_matrix():
+    """The blocked max-t (one leading player at a time, transposed draws) equals the brute force over
+    every draw's full (K, K) matrix of t statistics: the maximum and the first pair attaining it."""
+    from bayesrank.stats.ranksets import max_t, max_t_argmax
+
+    rng = np.random.default_rng(3)
+    k, s = 7, 400
+    a = rng.normal(size=(k, k))
+    cov = a @ a.T / k + 0.1 * np.eye(k)
+    errors = rng.multivariate_normal(np.zeros(k), cov, size=s)
+    v = np.diag(cov)
+    sd = np.sqrt(v[:, None] + v[None, :] - 2 * cov)
+    for pairs in (~np.eye(k, dtype=bool), rng.random((k, k)) < 0.3, np.zeros((k, k), dtype=bool)):
+        pairs = pairs & ~np.eye(k, dtype=bool)
+        m, arg = max_t_argmax(errors, sd, pairs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (errors[:, :, None] - errors[:, None, :]) / sd[None]
+        t = np.where(pairs[None], t, -np.inf).reshape(s, -1)
+        np.testing.assert_array_equal(m, t.max(axis=1))
+        np.testing.assert_array_equal(max_t(errors, sd, pairs), t.max(axis=1))
+        expected = np.where(np.isfinite(t.max(axis=1)), t.argmax(axis=1), -1)
+        np.testing.assert_array_equal(arg, expected)
