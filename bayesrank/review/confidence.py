@@ -27,6 +27,7 @@ every gap is shown with its unspecified fields flagged.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,28 @@ def load_records(path: Path, columns=None, encoding=None, exclude_invalid: bool 
     return rec, by
 
 
+_UNSPECIFIED = re.compile(r"calibration gap(?: for (?P<group>.*?))? reported with unspecified protocol field\(s\): "
+                          r"(?P<fields>[^.]*)\.")
+
+
+def protocol_note(messages: list[str]) -> list[str]:
+    """The calibration module's protocol warnings (one per group) as one sentence per set of missing
+    fields, naming the groups, with the remedy a review can use (record columns; the review has no
+    ``--protocol`` flag)."""
+    by_fields: dict[str, list[str]] = {}
+    other = []
+    for m in dict.fromkeys(messages):
+        hit = _UNSPECIFIED.match(m)
+        if hit:
+            by_fields.setdefault(hit["fields"], []).append(hit["group"] or "all records")
+        else:
+            other.append(m)
+    out = [f"protocol field(s) unspecified: {fields}, for {len(groups)} group(s) ({', '.join(groups)}). State them as "
+           "columns of the records (provenance, scored_answer, readout, context): verbal-vs-token gaps depend on "
+           "the protocol." for fields, groups in by_fields.items()]
+    return out + other
+
+
 def review_confidence(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
                       progress=None, estimators=ESTIMATORS, n_boot: int = 500, draws: int = 500,
                       reading: dict | None = None, exclude_invalid: bool = False) -> ReviewReport:
@@ -102,7 +125,7 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
         warnings.simplefilter("always", ProtocolWarning)
         report = analyze(records, by=by, estimators=list(estimators), n_boot=n_boot, level=interval_level, seed=seed,
                          posterior=not fast, posterior_kwargs={"draws": draws, "tune": draws})
-    protocol_notes = sorted({str(w.message) for w in caught if issubclass(w.category, ProtocolWarning)})
+    protocol_notes = protocol_note([str(w.message) for w in caught if issubclass(w.category, ProtocolWarning)])
     gaps = report.table()
     primary = estimators[0]
     answers = []

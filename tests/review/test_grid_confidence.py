@@ -166,3 +166,19 @@ def test_per_item_grids_get_paired_tests_equal_to_statsmodels_mcnemar(tmp_path):
         row = tests[tests["config"].str.contains(t)]
         assert len(row) == 1 and row["p_value"].iloc[0] == pytest.approx(expected, rel=1e-10)
     assert c.verdict == "supported"
+
+
+def test_unspecified_protocol_is_one_note_naming_the_groups_and_no_missing_flag(confidence_csv, tmp_path):
+    """Records without the protocol columns, three models: one note (not one per group) names the
+    missing fields and the groups, advises record columns (the review has no --protocol flag), and
+    the protocol cards flag the same fields."""
+    df = pd.read_csv(confidence_csv).drop(columns=["readout", "context"])
+    df["model"] = np.repeat(["m1", "m2", "m3"], [300, 300, 200])
+    path = tmp_path / "records.csv"
+    df.to_csv(path, index=False)
+    rep = review(path, fast=True)
+    notes = [n for n in rep.notes if "protocol" in n]
+    assert len(notes) == 1 and "readout, context" in notes[0] and "3 group(s)" in notes[0], rep.notes
+    assert all("--protocol" not in n for n in rep.notes)
+    cards = next(s for s in rep.sections if s.key == "protocol").data["cards"]
+    assert len(cards) == 3 and all("readout" in c["missing"] and "context" in c["missing"] for c in cards)
