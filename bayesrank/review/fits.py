@@ -7,7 +7,9 @@ key            fit
 ``fisher``     MLE, Fisher (observed information) interval
 ``sandwich``   MLE, sandwich interval
 ``bootstrap``  MLE, percentile interval of seeded resampling of comparisons
-``map``        posterior mode of the PyMC model (not with ``fast``)
+``map``        posterior mode of the PyMC model with its Hessian's Wald interval (not with ``fast``):
+               the mode and Hessian of the ``laplace`` fit, which is the same computation
+               (``bayesrank.bt`` fits both by Newton on the PyMC log-density), so it is done once
 ``laplace``    Laplace approximation of the PyMC posterior; with ``fast`` its NumPy twin (MAP = ridge MLE
                with ridge 1/σ², covariance = inverse Hessian; equal to the PyMC path for half ties, tested;
                with Davidson ties the twin leaves the tie parameter unpenalised, the PyMC model gives it a
@@ -50,8 +52,8 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
     if fast:
         step("laplace", lambda: laplace_twin(bt, seed=seed))
     else:
-        step("map", lambda: bt.fit("map"))
         step("laplace", lambda: bt.fit("laplace", seed=seed))
+        step("map", lambda: map_of_laplace(fits["laplace"]))
         if nuts:
             step("nuts", lambda: nuts_fit(bt, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune))
     step("claims", lambda: claims_posterior(bt, fits, fast=fast, nuts=nuts, draws=draws, chains=chains, seed=seed,
@@ -112,6 +114,17 @@ def nuts_fit(model, *, draws: int, chains: int, seed: int, progress=None, tune: 
                     target_accept=RETRY_TARGET_ACCEPT, **kw)
     fit.settings["rerun"] = {"first_run": first, "tune": RETRY_TUNE_FACTOR * max(tune, draws),
                              "target_accept": RETRY_TARGET_ACCEPT, "converged": bool(fit.diagnostics.converged)}
+    return fit
+
+
+def map_of_laplace(laplace):
+    """The MAP fit as ``BradleyTerry.fit("map")`` returns it, from a PyMC Laplace fit: the same
+    mode, the same Hessian (Wald interval), no draws."""
+    from dataclasses import replace
+
+    diag = replace(laplace.diagnostics, method=laplace.diagnostics.method.replace("(LAPLACE)", "(MAP)"))
+    fit = replace(laplace, method="map", interval="Wald (MAP Hessian)", draws=None, diagnostics=diag)
+    fit.settings = {}
     return fit
 
 

@@ -54,3 +54,23 @@ def test_demo_output_fits_100_columns_and_stderr_is_quiet(tmp_path):
     assert re.search(r"The report: .*review\.html", res.stdout.replace("\n", " "))
     assert (tmp_path / "out" / "review.html").stat().st_size > 10_000
     assert "Boston Celtics is #1" in res.stdout
+
+
+@pytest.mark.slow
+def test_map_row_is_the_map_fit():
+    """The review fits the PyMC posterior's mode once (Laplace) and reports its MAP row from it: equal
+    to `BradleyTerry.fit("map")` on its own."""
+    import numpy as np
+
+    from bayesrank.bt import BradleyTerry
+    from bayesrank.datasets import path
+    from bayesrank.review import review
+
+    rep = review("nba", claims=["top1"], nuts=False)
+    mine = rep.results["fits"]["map"]
+    ref = BradleyTerry(path("nba")).fit("map")
+    assert (mine.method, mine.interval, mine.draws) == ("map", ref.interval, None)
+    for field in ("score", "lower", "upper"):
+        np.testing.assert_allclose(getattr(mine, field), getattr(ref, field), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(mine.cov, ref.cov, rtol=0, atol=1e-12)
+    assert mine.diagnostics.converged and "(MAP)" in mine.diagnostics.method
