@@ -56,7 +56,7 @@ table#claims .who { display: block; color: var(--mute); font-size: 12px; }
 table#claims td.why, table#claims td.pert { font-size: 12px; }
 table#claims td.freq { font-variant-numeric: tabular-nums; font-size: 12px; }
 table#claims .verdict { font-size: 11px; padding: 1px 5px; }
-.line { white-space: nowrap; }
+.line, .nobr { white-space: nowrap; }
 @media (max-width: 1100px) { .line { white-space: normal; } }
 @page { margin: 12mm; }
 @media print { body { max-width: none; padding: 0; } h2 { break-after: avoid; } tr, figure { break-inside: avoid; }
@@ -157,20 +157,25 @@ def claim_label(c) -> str:
     return f"{c.claim.text}: {who}" if who else c.claim.text
 
 
-def frequentist_parts(f: dict) -> tuple[str, str]:
-    """('0.096 [0.063, 0.130]', 'logit difference, p = 2.0e-08'): the estimate with its interval,
-    then its unit and p-value. A claim false at the estimate says so beside its p-value."""
+def _frequentist_pieces(f: dict) -> tuple[str, str, str]:
+    """(estimate [interval], unit, p-value text) of a frequentist answer."""
     if not f:
-        return "–", ""
+        return "–", "", ""
     head = estimate_interval(f.get("estimate"), f.get("lower"), f.get("upper"))
-    tail = [f["unit"]] if f.get("unit") else []
+    p = ""
     if f.get("p_value") is not None:
         p = p_equals(f["p_value"])
         est = f.get("estimate")
         if est is not None and est <= 0 and f.get("unit") == "logit difference":
             p += " (the estimate is against the claim)"
-        tail.append(p)
-    return head, ", ".join(tail)
+    return head, f.get("unit") or "", p
+
+
+def frequentist_parts(f: dict) -> tuple[str, str]:
+    """('0.096 [0.063, 0.130]', 'logit difference, p = 2.0e-08'): the estimate with its interval,
+    then its unit and p-value. A claim false at the estimate says so beside its p-value."""
+    head, unit, p = _frequentist_pieces(f)
+    return head, ", ".join(x for x in (unit, p) if x)
 
 
 def verdict_class(v: str) -> str:
@@ -287,13 +292,17 @@ def _claims_html(report) -> str:
     rows = []
     for c in report.claims:
         who = getattr(c, "statement", None)
-        est, tail = frequentist_parts(c.frequentist)
+        est, unit, p = _frequentist_pieces(c.frequentist)
+        p_num, _, p_note = p.partition(" (")  # the number stays on one line, a note may wrap
+        p_html = (f"<span class=\"nobr\">{_html.escape(p_num)}</span>" + (f" ({_html.escape(p_note)}" if p_note else "")
+                  if p else "")
+        tail = ", ".join(x for x in (_html.escape(unit), p_html) if x)
         cells = [f"<td>{_html.escape(c.claim.text)}"
                  + (f"<span class=\"who\">{_html.escape(who)}</span>" if who else "") + "</td>",
                  f"<td><span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></td>",
                  f"<td class=\"why\">{esc(c.reason)}</td>",
                  f"<td class=\"freq\">{_lines_html([est])}"
-                 + (f"<br>{_html.escape(tail)}" if tail else "") + "</td>",
+                 + (f"<br>{tail}" if tail else "") + "</td>",
                  f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
         groups = [c.perturbation] + ([getattr(c, "significance_perturbation", None)] if sig else [])
         for entries in groups:
