@@ -105,7 +105,19 @@ def run(args) -> int:
     if anchor:
         bt.counts.index_of(anchor[0])  # InputError naming close matches for an unknown player
     t0 = time.perf_counter()
-    with out.status(f"fitting ({args.method})..."):
+    import contextlib
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    what = {"map": "MAP: PyMC builds and compiles the model, then Newton on its log-density",
+            "laplace": "Laplace: PyMC builds and compiles the model, then Newton on its log-density and its Hessian",
+            "nuts": "NUTS: PyMC compiles the model, then samples", "bootstrap": "bootstrap refits"}.get(
+                args.method, args.method)
+    own_bar = args.method in ("bootstrap", "nuts")  # these draw their own progress bar
+    with contextlib.nullcontext() if own_bar else Progress(
+            SpinnerColumn(), TextColumn(f"fitting ({what})"), TimeElapsedColumn(), console=out, transient=True) as bar:
+        if bar is not None:
+            bar.add_task("fit", total=None)
         fit = bt.fit(
             args.method, ci=args.ci, n_boot=args.n_boot, failed=args.bootstrap_failed, seed=args.seed,
             draws=args.draws, tune=args.tune, chains=args.chains, sampler=args.sampler,
