@@ -21,7 +21,8 @@ from tests.review.chromium import layout, pdf_page_image, pdf_text, print_pdf
 
 pytestmark = pytest.mark.slow
 
-VERDICT_RGB = {"supported": (0x1A, 0x7F, 0x37), "fragile": (0x9A, 0x67, 0x00), "unsupported": (0xCF, 0x22, 0x2E)}
+VERDICT_RGB = {"supported": (0x1A, 0x7F, 0x37), "fragile": (0x9A, 0x67, 0x00), "unsupported": (0xCF, 0x22, 0x2E),
+               "not searched": (0x59, 0x63, 0x6E), "not converged": (0x59, 0x63, 0x6E)}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def test_printed_page_keeps_every_column_verdict_and_colour(arena, tmp_path):
         assert head in flat, head
     actions = claim_actions(arena)
     table = first[first.index("to lose significance"):first.index("Rule.")]
-    verdict_words = re.findall(r"\b(supported|fragile|unsupported)\b", table)
+    verdict_words = re.findall(r"\b(not searched|not converged|unsupported|supported|fragile)\b", table)
     assert verdict_words == [c.verdict for c in arena.claims]  # pdftotext reads the table row by row
     for c in arena.claims:
         for line in perturbation_lines(c.perturbation, actions) + perturbation_lines(c.significance_perturbation,
