@@ -60,7 +60,8 @@ def register(sub) -> None:
     g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default: --draws)")
     g.add_argument("--chains", type=positive_int, default=None, help="NUTS chains (default 4)")
     g.add_argument("--rank", default=None, metavar="R|auto",
-                   help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default auto: the rank held-out fit chooses, falling back where it is not identified)")
+                   help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default auto: "
+                        "the rank held-out fit chooses, falling back where it is not identified)")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report")
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
