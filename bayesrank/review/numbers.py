@@ -27,11 +27,14 @@ def _finite(v) -> bool:
 
 
 def count(v) -> str:
-    """An integer count with thousands separators (a float count is rounded: weights can be fractional)."""
+    """An integer count with thousands separators; a fractional count (weights, an effective number)
+    keeps one decimal below 100 and is rounded above."""
     if not _finite(v):
         return "–"
     x = float(v)
-    return f"{round(x):,}" if abs(x - round(x)) < 1e-9 else f"{x:,.1f}"
+    if abs(x - round(x)) < 1e-9 or abs(x) >= 100:  # an effective count of 25,101.96 reads 25,102
+        return f"{round(x):,}"
+    return f"{x:,.1f}"
 
 
 def plural(n, one: str, many: str | None = None) -> str:
