@@ -12,6 +12,9 @@ flag                   meaning (every command that has it)
 ``--seed N``           random seed of every random step (default 0)
 ``--json PATH``        write the result as JSON (validated against its schema)
 ``--plots DIR``        write the result's figures into DIR
+``--position-effect``  Bradley–Terry with an intercept for the side listed first (fit, ranks, audit, review)
+``--cluster COL``      cluster-robust intervals / cluster bootstrap by COL (fit, ranks, audit, review)
+``--style A:B,...``    style-controlled Bradley–Terry with these feature columns (fit, ranks, audit, review)
 =====================  ===================================================================
 
 Numbers are checked when the command line is parsed (before any data are read): counts such as
@@ -195,6 +198,45 @@ def in_flags(command: str | None, message: str) -> str:
     if command == "fit":
         text = text.replace("(--bootstrap-failed ridge)", "--bootstrap-failed ridge")
     return text
+
+
+STYLE_HELP = ("style control: per-battle feature columns of player a and player b (e.g. len_a:len_b,bold_a:bold_b); "
+              "each feature is (x_a − x_b)/(x_a + x_b), standardised (LMArena's style control); scores are the "
+              "adjusted ones, the table shows each player's rank change vs the plain fit")
+
+
+def add_model_args(p, style_help: str = STYLE_HELP, style: bool = True):
+    """The flags that define the Bradley–Terry model beyond its tie model — ``--position-effect``,
+    ``--cluster COL`` and (``style=True``) ``--style``, ``--style-transform``, ``--style-standardize`` —
+    shared by ``fit``, ``ranks``, ``audit`` and ``review``. Returns the argument group."""
+    g = p.add_argument_group("model (position effect, clusters, style features)")
+    g.add_argument("--position-effect", action="store_true",
+                   help="add an intercept α for the side listed first (model_a): logit P(a beats b) = θ_a − θ_b + α")
+    g.add_argument("--cluster", default=None, metavar="COL",
+                   help="column of cluster labels (prompt, user, item judged many times): cluster-robust sandwich "
+                        "intervals (statsmodels' CRV1) and bootstrap of whole clusters")
+    if style:
+        g.add_argument("--style", default=None, metavar="A_COL:B_COL[,A_COL:B_COL...]", help=style_help)
+        g.add_argument("--style-transform", default="normalized_diff", choices=("normalized_diff", "diff"),
+                       help="feature difference: (x_a − x_b)/(x_a + x_b) (default, LMArena) or x_a − x_b")
+        g.add_argument("--style-standardize", default="center_scale", choices=("center_scale", "scale", "none"),
+                       help="center_scale (default, LMArena: implies a position-a effect tied to β), scale (keeps "
+                            "features antisymmetric: use it when every battle involves one reference player), none")
+    return g
+
+
+def model_options(args) -> dict:
+    """The :class:`~bayesrank.bt.api.BradleyTerry` keyword arguments of :func:`add_model_args`' flags."""
+    out = {"position_effect": bool(getattr(args, "position_effect", False)),
+           "cluster": getattr(args, "cluster", None) or getattr(args, "style_cluster", None)}
+    if getattr(args, "style", None):
+        out.update(style=args.style, transform=args.style_transform, standardize=args.style_standardize)
+    elif (getattr(args, "style_transform", "normalized_diff"), getattr(args, "style_standardize", "center_scale")) \
+            != ("normalized_diff", "center_scale"):
+        from bayesrank.errors import InputError
+
+        raise InputError("--style-transform / --style-standardize need --style")
+    return out
 
 
 def report_diagnostics(out, diagnostics) -> None:

@@ -6,8 +6,8 @@ per-response values, true β = (0.4, 0.2, −0.1, 0.05) on the standardised norm
 
 Both tools start from that DataFrame and return ratings, style coefficients and sandwich CIs:
 
-- bayesrank:  ``battle_data`` (validation, normalised differences, standardisation) + row-level
-  Newton (bincount gradient/Hessian) + sandwich covariance;
+- bayesrank:  ``BradleyTerry(df, style=...)`` (validation, normalised differences, standardisation)
+  + the one Newton on comparison rows (bincount gradient/Hessian) + sandwich covariance;
 - arena-rank: the normalised differences (its example's ``add_style_feature_cols`` step, numpy) +
   ``ContextualPairDataset.from_pandas`` (standardisation) + L-BFGS fit + sandwich CIs, with
   ``reg=0`` (the same estimator; its default ``reg=1`` shrinks β) and ``reweighted=False``.
@@ -41,7 +41,7 @@ FEATURES = ("tokens", "headers", "lists", "bold")
 
 def frame(n: int) -> pd.DataFrame:
     """``n`` battles with raw per-response style values (columns ``<feature>_a``, ``<feature>_b``)."""
-    from bayesrank.bt.style import simulate_style_battles
+    from bayesrank.bt.simulate import simulate_style_battles
 
     df, _, _ = simulate_style_battles(n_players=K, n_battles=n, beta=BETA, tie_rate=TIES, seed=SEED)
     df = df.rename(columns={f"s{f}_{s}": f"{name}_{s}" for f, name in enumerate(FEATURES) for s in "ab"})
@@ -50,11 +50,10 @@ def frame(n: int) -> pd.DataFrame:
 
 
 def run_bayesrank(df):
-    from bayesrank.bt.style import StyleBT, battle_data
-    from bayesrank.data.readers import read_comparisons
+    from bayesrank.bt import BradleyTerry
 
     style = ",".join(f"{f}_a:{f}_b" for f in FEATURES)
-    fit = StyleBT(battle_data(read_comparisons(df, format="battles"), style)).fit("mle", ci="sandwich")
+    fit = BradleyTerry(df, style, format="battles").fit("mle", ci="sandwich")
     return dict(zip(map(str, fit.players), fit.score.tolist())), fit.coef.tolist()
 
 

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
-from bayesrank.bt.style import StyleBT, soft_battle_data
+from bayesrank.bt import BradleyTerry
+from bayesrank.data.rows import share_rows
 from bayesrank.datasets import path
 
 ANNOTATIONS = "alpaca_eval/alpaca_eval2_weighted_lengths.csv.gz"
@@ -33,13 +34,14 @@ PLACEHOLDERS = ("example",)
 
 
 def load(transform: str = "normalized_diff"):
-    """(BattleData with model_a = the generator, model_b = the reference, y = P(generator wins); leaderboard)."""
+    """(comparison rows with model_a = the generator, model_b = the reference, outcome shares
+    [P(generator wins), 1 − P]; leaderboard)."""
     df = pd.read_csv(path(ANNOTATIONS))
     df["p_generator"] = df["preference"] - 1.0  # preference 2 = generator_2 preferred
     placeholder = df["generator_2"].isin(PLACEHOLDERS).to_numpy()
-    data = soft_battle_data(df[~placeholder], "generator_2", "generator_1", "p_generator", LENGTH,
+    data = share_rows(df[~placeholder], "generator_2", "generator_1", "p_generator", LENGTH,
                             cluster="instruction_idx", transform=transform, standardize="scale")
-    data.exclusions.add(f"placeholder generator {PLACEHOLDERS}", int(placeholder.sum()),
+    data.excluded.add(f"placeholder generator {PLACEHOLDERS}", int(placeholder.sum()),
                         [int(r) for r in np.flatnonzero(placeholder)[:5]])
     return data, pd.read_csv(path(LEADERBOARD), index_col=0)
 
@@ -58,7 +60,7 @@ def main() -> dict:
     out = {}
     for transform in ("normalized_diff", "diff"):
         data, board = load(transform)
-        fit = StyleBT(data).fit("mle", ci="sandwich")
+        fit = BradleyTerry(data).fit("mle")  # default: cluster-robust sandwich (by instruction)
         out[transform] = (fit, agreement(fit, board))
     fit, agree = out["normalized_diff"]
     print(f"{fit.n_comparisons:g} battles, {len(fit.players)} players; excluded: {fit.exclusions}")

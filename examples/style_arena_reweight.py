@@ -14,18 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from bayesrank.bt.reweight import pair_sampling_table
-from bayesrank.bt.style import StyleBT
-from bayesrank.data.readers import read_comparisons
-from bayesrank.datasets import path
+from bayesrank.bt import BradleyTerry
 
 ARENA = "arena/chatbotarena_20240814.json"
 
 
 def main(min_pair_count: float = 50) -> dict:
-    comps = read_comparisons(path(ARENA))
-    bt = StyleBT(comps, reweight=True, min_pair_count=min_pair_count)
-    fit = bt.fit("mle", ci="sandwich")
-    pairs = pair_sampling_table(bt.data)
+    bt = BradleyTerry(ARENA, reweight=True, min_pair_count=min_pair_count)  # pair counts with pair weights
+    fit = bt.fit("mle")  # the default interval with importance weights: sandwich
+    pairs = pair_sampling_table(bt.rows)
     n = pairs["n_battles"]
     print(f"{fit.n_comparisons:,.0f} battles in {len(pairs):,} pairs; battles per pair: median {n.median():.0f}, "
           f"max {n.max():,.0f}; pairs below the floor {min_pair_count:g}: {(n < min_pair_count).sum()}")
@@ -38,7 +35,7 @@ def main(min_pair_count: float = 50) -> dict:
     print("largest moves:", ", ".join(f"{r.player} {r.plain_rank}→{r['rank']}" for _, r in moved.iterrows()))
     print(f"players whose rank changes: {int((t['rank_change'] != 0).sum())} of {len(t)}; "
           f"max |change| {int(np.abs(t['rank_change']).max())}")
-    return {"fit": fit, "data": bt.data}
+    return {"fit": fit, "data": bt.rows}
 
 
 if __name__ == "__main__":

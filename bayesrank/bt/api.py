@@ -1,134 +1,181 @@
-"""One estimator API for Bradley-Terry: ``BradleyTerry(data).fit(method=...)``.
+"""One estimator for every Bradley–Terry model: ``BradleyTerry(data, ...).fit(method=...)``.
+
+The model is ``logit P(i beats j) = θ_i − θ_j [+ α] [+ βᵀd]`` on pair rows
+(:class:`bayesrank.data.rows.PairRows`): plain Bradley–Terry is the case without features
+(pair counts, the fastest path), ``position_effect=True`` adds an intercept α for the side listed
+first, ``style=`` adds feature differences (LMArena's style control), ``cluster=`` makes the
+sandwich and the bootstrap cluster-robust, ``reweight=True`` applies inverse-propensity pair
+weights. Every tie model (half, drop, Davidson) works with every one of them.
 
 =============  ==============================================================================
 method         point estimate and interval
 =============  ==============================================================================
-``mle``        Newton MLE; sandwich (ties present, half-win scoring) or Fisher intervals
+``mle``        Newton MLE; the default interval (:func:`bayesrank.bt.mle.default_interval`)
 ``map``        posterior mode of the PyMC model; Wald intervals from the PyTensor Hessian
 ``laplace``    Gaussian approximation N(mode, (−∇² log p)⁻¹) of the PyMC posterior, with draws
 ``nuts``       NUTS posterior (PyMC or nutpie); equal-tailed credible intervals; R-hat, ESS,
-               divergences, posterior predictive check and PSIS-LOO in ``diagnostics``
+               divergences, posterior predictive check (aggregated rows) and PSIS-LOO in ``diagnostics``
 ``bootstrap``  MLE with percentile intervals from seeded, vectorised resampling of comparisons
+               (whole clusters when clustered)
 =============  ==============================================================================
 
-Defaults with ties (``ties="auto"``, ``ci="auto"``). Scoring a tie as half a win (LMArena's
-estimator) keeps the point estimate, but a tie is a *sure* half point: the score's variance is
-``p(1 − p) − p_tie/4``, not the binomial ``p(1 − p)`` behind the Fisher interval and the half-win
-likelihood. So when the data contain ties:
+Defaults (``ties="auto"``, ``ci="auto"``). Scoring a tie as half a win (LMArena's estimator) keeps
+the point estimate, but a tie is a *sure* half point: the score's variance is ``p(1 − p) − p_tie/4``,
+not the binomial ``p(1 − p)`` behind the Fisher interval and the half-win likelihood. So:
 
-* ``mle`` / ``bootstrap`` use the half-win estimator with the **sandwich** interval (robust to the
-  misspecified variance) or the bootstrap; Fisher is used only without ties (where it is exact);
-* ``map`` / ``laplace`` / ``nuts`` use the **Davidson** tie model (a likelihood for ties), so the
-  posterior is properly specified. Without ties every tie model is the binary Bradley-Terry model.
+* ``mle`` / ``bootstrap`` use the half-win estimator with the **sandwich** interval when the data
+  contain ties (also with outcomes split in shares or importance weights), the **cluster-robust**
+  sandwich when clustered, and Fisher otherwise (where it is exact);
+* ``map`` / ``laplace`` / ``nuts`` use the **Davidson** tie model (a likelihood for ties) when the
+  data contain ties, so the posterior is properly specified (half-wins when outcomes are split in
+  shares, which Davidson cannot model). Without ties every tie model is the binary model.
 
 Module-level imports are NumPy/pandas only; PyMC is imported when a Bayesian method runs.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 
-from bayesrank.bt.likelihood import TIE_MODELS
+from bayesrank.bt.likelihood import TIE_MODELS, tie_model
 from bayesrank.bt.mle import (
     FAILED_POLICIES,
     bootstrap_fits,
-    constrained_covariance,
+    check_finite_mle,
+    covariance,
     default_interval,
     fit_newton,
-    sandwich_covariance,
 )
-from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA, DEFAULT_TIE_PRIOR_SIGMA
+from bayesrank.bt.pymc_model import DEFAULT_BETA_SIGMA, DEFAULT_PRIOR_SIGMA, DEFAULT_TIE_PRIOR_SIGMA
 from bayesrank.bt.result import LeaderboardFit, two_sided_z
-from bayesrank.data.aggregate import PairCounts
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.data.readers import read_comparisons
+from bayesrank.data.rows import PairRows
 from bayesrank.errors import ExclusionLog, InputError, NumericalError
 from bayesrank.protocol import Diagnostics
 
 METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
 TIE_CHOICES = ("auto", *TIE_MODELS)
-CI_CHOICES = ("auto", "fisher", "sandwich")
+CI_CHOICES = ("auto", "fisher", "sandwich", "cluster")
 BAYESIAN = ("map", "laplace", "nuts")
+INTERVAL_NAMES = {"fisher": "fisher", "sandwich": "sandwich", "cluster": "cluster-robust sandwich"}
 
 
 class BradleyTerry:
-    """Bradley-Terry leaderboard estimator on aggregated counts.
+    """Bradley–Terry leaderboard estimator (module docstring).
 
-    ``data``: :class:`Comparisons`, :class:`PairCounts`, a DataFrame or a path (read with
-    :func:`read_comparisons`). ``ties``: ``"auto"`` (default: half-wins for ``mle``/``bootstrap``,
-    Davidson for ``map``/``laplace``/``nuts`` when the data contain ties; see the module doc),
-    ``"half"`` (LMArena), ``"drop"`` or ``"davidson"``. ``ridge`` penalises ``ridge/2 ‖θ‖²`` in the
-    MLE; ``prior_sigma`` is the ZeroSumNormal prior scale of the PyMC model (MAP = ridge MLE with
-    ``ridge = 1/prior_sigma²``).
+    ``data``: a file, a bundled dataset name, a DataFrame, :class:`Comparisons` or
+    :class:`PairRows` (read once by :func:`bayesrank.data.readers.read_pairwise`; ``format``,
+    ``exclude_invalid`` and the column vocabulary ``columns``/``outcome_map``/``judge_cols`` are
+    passed to the reader). ``style``: feature column pairs
+    ``"A_COL:B_COL,..."`` (``transform``/``standardize``: :mod:`bayesrank.data.features`).
+    ``cluster``: a column of cluster labels (prompt, user, item). ``position_effect``: an intercept
+    α for the first-listed side. ``reweight``: inverse-propensity pair weights with floor
+    ``min_pair_count`` (:mod:`bayesrank.bt.reweight`). ``ties``: ``"auto"`` (module docstring),
+    ``"half"`` (LMArena), ``"drop"`` or ``"davidson"``. ``ridge``/``beta_ridge`` penalise
+    ``ridge/2 ‖θ‖²`` and ``beta_ridge/2 ‖(α, β)‖²`` in the MLE; ``prior_sigma``, ``beta_sigma`` and
+    ``tie_prior_sigma`` are the PyMC priors' scales (MAP = penalised MLE with ridge 1/σ²,
+    beta_ridge 1/σ_β²).
     """
 
-    def __init__(
-        self,
-        data,
-        ties: str = "auto",
-        ridge: float = 0.0,
-        prior_sigma: float = DEFAULT_PRIOR_SIGMA,
-        tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA,
-        level: float = 0.95,
-        *,
-        columns=None,
-        outcome_map=None,
-        judge_cols=None,
-    ):
+    def __init__(self, data, style=(), *, ties: str = "auto", cluster: str | None = None,
+                 position_effect: bool = False, reweight: bool = False, min_pair_count: float = 50,
+                 ridge: float = 0.0, beta_ridge: float = 0.0, prior_sigma: float = DEFAULT_PRIOR_SIGMA,
+                 tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA, beta_sigma: float = DEFAULT_BETA_SIGMA,
+                 level: float = 0.95, transform: str = "normalized_diff", standardize: str = "center_scale",
+                 format: str = "auto", exclude_invalid: bool = False, columns=None, outcome_map=None,
+                 judge_cols=None):
+        from bayesrank.data.aggregate import pair_rows
+        from bayesrank.data.features import parse_style
+        from bayesrank.data.readers import read_pairwise
+
         if ties not in TIE_CHOICES:
             raise InputError(f"ties must be one of {TIE_CHOICES}, got {ties!r}")
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}")
-        if ridge < 0 or not np.isfinite(ridge):
-            raise InputError(f"ridge must be a finite number >= 0, got {ridge}")
-        if not (prior_sigma > 0 and np.isfinite(prior_sigma)):
-            raise InputError(f"prior_sigma must be a finite number > 0, got {prior_sigma}")
-        if isinstance(data, (str, Path, pd.DataFrame)):  # a file, a bundled name, a DataFrame
-            data = read_comparisons(data, columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
-        elif columns or outcome_map or judge_cols:
-            raise InputError("columns=/outcome_map=/judge_cols= apply when reading a file or a DataFrame")
+        for name, v in (("ridge", ridge), ("beta_ridge", beta_ridge)):
+            if v < 0 or not np.isfinite(v):
+                raise InputError(f"{name} must be a finite number >= 0, got {v}")
+        for name, v in (("prior_sigma", prior_sigma), ("beta_sigma", beta_sigma), ("tie_prior_sigma", tie_prior_sigma)):
+            if not (v > 0 and np.isfinite(v)):
+                raise InputError(f"{name} must be a finite number > 0, got {v}")
+        pairs = parse_style(style)
+        data = read_pairwise(data, format=format, on_invalid="exclude" if exclude_invalid else "raise",
+                             columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
         if isinstance(data, Comparisons):
             self.comparisons = data
-            self.counts = data.aggregate()
-            self.exclusions = ExclusionLog(dict(data.excluded.counts))
-        elif isinstance(data, PairCounts):
+            rows = pair_rows(data, pairs, transform, standardize, cluster=cluster, ordered=bool(position_effect))
+        elif isinstance(data, PairRows):
             self.comparisons = None
-            self.counts = data
-            self.exclusions = ExclusionLog(dict(getattr(data, "excluded", ExclusionLog()).counts))  # streamed counts
-        else:
-            raise InputError(f"data must be Comparisons, PairCounts, a DataFrame or a path; got {type(data).__name__}")
-        self.has_ties = bool(self.counts.ties.sum() > 0)
+            rows = data
+            missing = [what for what, need, have in (
+                ("style features", bool(pairs), rows.n_features > 0), ("clusters", cluster is not None, rows.cluster is not None),
+                ("the order in which players were listed", position_effect, rows.ordered)) if need and not have]
+            if missing:
+                raise InputError(f"{', '.join(missing)} need the individual comparisons, not pair counts (a folder or "
+                                 "glob is streamed to pair counts: pass one file)")
+        else:  # pragma: no cover - read_pairwise returns one of the two
+            raise InputError(f"data must be Comparisons or PairRows; got {type(data).__name__}")
+        if reweight:
+            from bayesrank.bt.reweight import inverse_propensity_weights
+
+            rows = rows.replace(weight=inverse_propensity_weights(rows, min_pair_count=min_pair_count))
+        if ties == "davidson" and rows.fractional:
+            raise InputError("ties='davidson' models whole outcomes (a win, a loss or a tie); these data split "
+                             "outcomes in shares (a soft judge): use ties='half'")
+        self.rows = rows
+        self.exclusions = ExclusionLog(dict(rows.excluded.counts))
+        self.has_ties = rows.has_ties
         if ties == "drop" and self.has_ties:
-            self.exclusions.add("tie (ties='drop')", int(round(float(self.counts.ties.sum()))))
+            self.exclusions.add("tie (ties='drop')", int(round(float(rows.ties.sum()))))
         self.ties = ties
-        self.ridge = float(ridge)
-        self.prior_sigma = float(prior_sigma)
+        self.position = bool(position_effect)
+        self.reweight = bool(reweight)
+        self.min_pair_count = float(min_pair_count)
+        self.ridge, self.beta_ridge = float(ridge), float(beta_ridge)
+        self.prior_sigma, self.beta_sigma = float(prior_sigma), float(beta_sigma)
         self.tie_prior_sigma = float(tie_prior_sigma)
         self.level = level
         self._models: dict = {}
         self._mles: dict = {}
+        self._plain: dict = {}
 
     # ---------------------------------------------------------------- pieces
     @property
+    def counts(self) -> PairRows:
+        """The rows every fit uses (pair counts in the zero-feature case)."""
+        return self.rows
+
+    @property
     def players(self) -> np.ndarray:
-        return self.counts.players
+        return self.rows.players
+
+    @property
+    def n_covariates(self) -> int:
+        """Columns of ``Z = [1 | X]``: the position effect and the features."""
+        return int(self.position) + self.rows.n_features
+
+    @property
+    def controlled(self) -> bool:
+        """The model differs from the plain leaderboard's (features, position effect or weights)."""
+        return bool(self.n_covariates or self.rows.weighted)
 
     def tie_model_for(self, method: str) -> str:
         """The tie model a method uses: the requested one, or under ``"auto"`` half-wins for
-        mle/bootstrap and Davidson for the Bayesian methods when the data contain ties."""
+        mle/bootstrap and Davidson for the Bayesian methods when the data contain ties (half-wins
+        when outcomes are split in shares)."""
         if self.ties != "auto":
             return self.ties
-        return "davidson" if (method in BAYESIAN and self.has_ties) else "half"
+        return "davidson" if (method in BAYESIAN and self.has_ties and not self.rows.fractional) else "half"
 
     def interval_for(self, ci: str, ties: str) -> str:
-        """``ci="auto"``: sandwich when ties are scored as half-wins, Fisher otherwise."""
+        """``ci="auto"``: the package's default rule (:func:`bayesrank.bt.mle.default_interval`)."""
         if ci not in CI_CHOICES:
             raise InputError(f"ci must be one of {CI_CHOICES}, got {ci!r}")
+        if ci == "cluster" and self.rows.cluster is None:
+            raise InputError("ci='cluster' needs clusters (cluster=COLUMN, --cluster COL)")
         if ci == "auto":
-            return default_interval(ties, self.has_ties)
+            return default_interval(ties, self.has_ties, self.rows.fractional, self.rows.cluster is not None,
+                                    self.rows.weighted)
         return ci
 
     def model_for(self, ties: str):
@@ -136,7 +183,8 @@ class BradleyTerry:
         if ties not in self._models:
             from bayesrank.bt.pymc_model import build_bt_model
 
-            self._models[ties] = build_bt_model(self.counts, ties, self.prior_sigma, self.tie_prior_sigma)
+            self._models[ties] = build_bt_model(self.rows, ties, self.prior_sigma, self.tie_prior_sigma,
+                                                position=self.position, beta_sigma=self.beta_sigma)
         return self._models[ties]
 
     @property
@@ -144,11 +192,27 @@ class BradleyTerry:
         """The PyMC model the Bayesian methods use (see :meth:`tie_model_for`)."""
         return self.model_for(self.tie_model_for("nuts"))
 
+    def plain_scores(self, ridge: float = 0.0, ties: str | None = None, weighted: bool = False) -> np.ndarray:
+        """θ of the plain Bradley–Terry MLE on the same comparisons (no features, no position effect,
+        and unless ``weighted`` no importance weights): the default ``bayesrank fit`` leaderboard."""
+        ties = ties or self.tie_model_for("mle")
+        key = (float(ridge), ties, weighted and self.rows.weighted)
+        if key not in self._plain:
+            self._plain[key] = fit_newton(self.rows.pairs(weighted=key[2]), ties, ridge=ridge)[0][: len(self.players)]
+        return self._plain[key]
+
     def newton_fit(self, ties: str | None = None):
-        """(params, Hessian, tie model, NewtonResult) at the (ridge) MLE (cached per tie model)."""
+        """(params, Hessian, tie model, NewtonResult) at the (penalised) MLE (cached per tie model);
+        with covariates Newton starts at the plain fit (θ of the weighted pair counts, α = β = 0)."""
         ties = ties or self.tie_model_for("mle")
         if ties not in self._mles:
-            self._mles[ties] = fit_newton(self.counts, ties, ridge=self.ridge)
+            check_finite_mle(self.rows, ties, self.ridge)
+            start = None
+            if self.n_covariates:
+                theta = self.plain_scores(self.ridge, ties, weighted=True)
+                start = np.concatenate([theta, np.zeros(self.n_covariates + tie_model(ties).n_extra)])
+            self._mles[ties] = fit_newton(self.rows, ties, ridge=self.ridge, position=self.position,
+                                          beta_ridge=self.beta_ridge, start=start, checked=True)
         return self._mles[ties]
 
     def mle(self, ties: str | None = None):
@@ -164,17 +228,42 @@ class BradleyTerry:
             status=f"Newton step < 1e-10 after {res.iterations} iterations" if ok else "Newton step did not fall below 1e-10",
         )
 
-    def _result(self, method, ties, score, cov, lower, upper, interval, diagnostics, **kw) -> LeaderboardFit:
+    def _result(self, method, ties, params, cov, lower, upper, interval, diagnostics, plain_ridge=None,
+                **kw) -> LeaderboardFit:
+        k, a, p = len(self.players), int(self.position), self.rows.n_features
+        params, lower, upper = (np.asarray(x, dtype=float) for x in (params, lower, upper))
+        position = None
+        if self.position:
+            position = {"coef": float(params[k]), "lower": float(lower[k]), "upper": float(upper[k])}
+        extra = {"log_nu": float(params[-1])} if ties == "davidson" else {}
+        plain = None
+        if self.controlled:
+            plain_ridge = self.ridge if plain_ridge is None else plain_ridge
+            plain = self.plain_scores(plain_ridge, self.tie_model_for("mle"))
+            kw["plain_method"] = "mle" if plain_ridge == 0 else f"ridge {plain_ridge:g}"
+        settings = {"ties_requested": self.ties, "ridge": self.ridge, "prior_sigma": self.prior_sigma,
+                    **self._model_settings(), **kw.pop("settings", {})}
         return LeaderboardFit(
-            method=method, ties=ties, players=self.players, score=np.asarray(score, dtype=float),
-            lower=np.asarray(lower, dtype=float), upper=np.asarray(upper, dtype=float), counts=self.counts,
-            cov=np.asarray(cov, dtype=float), diagnostics=diagnostics, level=self.level, interval=interval,
-            n_comparisons=float(self.counts.total.sum()), n_excluded=self.exclusions.total,
-            exclusions=self.exclusions.to_dict(),
-            settings={"ties_requested": self.ties, "ridge": self.ridge, "prior_sigma": self.prior_sigma,
-                      **kw.pop("settings", {})},
-            **kw,
+            method=method, ties=ties, players=self.players, score=params[:k], lower=lower[:k], upper=upper[:k],
+            counts=self.rows, cov=np.asarray(cov, dtype=float), diagnostics=diagnostics, level=self.level,
+            interval=interval, n_comparisons=self.rows.n_comparisons, n_excluded=self.exclusions.total,
+            exclusions=self.exclusions.to_dict(), extra=extra, settings=settings,
+            features=list(self.rows.features), coef=params[k + a:k + a + p], coef_lower=lower[k + a:k + a + p],
+            coef_upper=upper[k + a:k + a + p], position=position, plain_score=plain, transform=dict(self.rows.transform),
+            n_rows=self.rows.n_rows, **kw,
         )
+
+    def _model_settings(self) -> dict:
+        out = {}
+        if self.rows.n_features or self.beta_ridge:
+            out["beta_ridge"] = self.beta_ridge
+        if self.position:
+            out["position_effect"] = True
+        if self.rows.cluster is not None:
+            out.update(cluster=self.rows.cluster_name, n_clusters=self.rows.n_clusters)
+        if self.reweight:
+            out.update(reweight=True, min_pair_count=self.min_pair_count)
+        return out
 
     # ---------------------------------------------------------------- fit
     def fit(
@@ -196,9 +285,9 @@ class BradleyTerry:
     ) -> LeaderboardFit:
         """Fit with ``method`` in ``{"mle", "map", "laplace", "nuts", "bootstrap"}`` (see module doc).
 
-        ``ci`` (mle): ``auto`` | ``fisher`` | ``sandwich``. ``failed`` (bootstrap): what to do with
-        replicates that have no finite MLE — ``exclude`` them (default) or refit with ``ridge`` 1e-6;
-        either way they are counted in ``diagnostics``. ``target_accept`` (nuts): NUTS's target
+        ``ci`` (mle): ``auto`` | ``fisher`` | ``sandwich`` | ``cluster``. ``failed`` (bootstrap): what to
+        do with replicates that have no finite MLE — ``exclude`` them (default) or refit with ``ridge``
+        1e-6; either way they are counted in ``diagnostics``. ``target_accept`` (nuts): NUTS's target
         acceptance rate (PyMC's default 0.8 when None; higher = smaller steps, fewer divergences).
         """
         if method not in METHODS:
@@ -212,110 +301,101 @@ class BradleyTerry:
             return self._fit_laplace(method, ties, draws, seed)
         return self._fit_nuts(ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept)
 
-    def _extra_names(self, ties):
-        return ["log_nu"] if ties == "davidson" else []
-
     def _fit_mle(self, ties, ci):
         params, hess, tm, _ = self.newton_fit(ties)
         kind = self.interval_for(ci, ties)
-        k = len(self.players)
-        cov = constrained_covariance(hess, k, tm.n_extra) if kind == "fisher" else sandwich_covariance(tm, self.counts, params, hess)
-        sd = np.sqrt(np.diag(cov)[:k])
+        cov = covariance(tm, self.rows, params, hess, kind, position=self.position)
+        sd = np.sqrt(np.clip(np.diag(cov), 0, None))
         z = two_sided_z(self.level)
-        theta = params[:k]
-        reason = ("ties scored as half-wins: sandwich" if kind == "sandwich" and ci == "auto" else
-                  "no ties to misspecify: Fisher" if ci == "auto" else "requested")
-        return self._result("mle", ties, theta, cov, theta - z * sd, theta + z * sd, kind, self.mle_diagnostics(ties),
-                            extra=dict(zip(self._extra_names(ties), params[k:])),
-                            settings={"ci": ci, "ci_used": kind, "ci_reason": reason})
+        reasons = {"cluster": f"clustered by {self.rows.cluster_name}: cluster-robust sandwich",
+                   "sandwich": "ties scored as half-wins, outcome shares or importance weights: sandwich",
+                   "fisher": "no ties to misspecify: Fisher"}
+        reason = reasons[kind] if ci == "auto" else "requested"
+        return self._result("mle", ties, params, cov, params - z * sd, params + z * sd, INTERVAL_NAMES[kind],
+                            self.mle_diagnostics(ties), settings={"ci": ci, "ci_used": kind, "ci_reason": reason})
 
     def _fit_bootstrap(self, ties, n_boot, seed, failed, progress):
         if failed not in FAILED_POLICIES:
             raise InputError(f"failed must be one of {FAILED_POLICIES}, got {failed!r}")
         if n_boot < 2:
             raise InputError(f"n_boot must be at least 2, got {n_boot}")
-        params, _, _, _ = self.newton_fit(ties)
-        k = len(self.players)
+        params = self.newton_fit(ties)[0]
         bf = self._bootstrap(ties, n_boot, seed, params, failed, progress)
         used = bf.used
         if len(used) < 2:
             raise NumericalError(f"{bf.n_failed} of {n_boot} bootstrap replicates have no finite MLE: "
                                  "use failed='ridge' (--bootstrap-failed ridge) or a ridge > 0")
         a = (1 - self.level) / 2
-        lo, hi = np.quantile(used[:, :k], [a, 1 - a], axis=0)
+        lo, hi = np.quantile(used, [a, 1 - a], axis=0)
         diag = Diagnostics.resampling(
             "bootstrap", self.mle_diagnostics(ties), n_boot, bf.n_failed, failed,
             no_finite_mle=int(bf.no_finite_mle.sum()), not_converged=int((bf.failed & ~bf.no_finite_mle).sum()),
             replicates_used=int(len(used)),
         )
-        return self._result(
-            "bootstrap", ties, params[:k], np.cov(used.T), lo, hi, "bootstrap percentile", diag,
-            extra=dict(zip(self._extra_names(ties), params[k:])), draws=used,
-            settings={"n_boot": n_boot, "seed": seed, "failed": failed},
-        )
+        r = self.rows
+        unit = f"clusters of {r.cluster_name}" if r.cluster is not None else "comparison rows" if r.unit else "comparisons"
+        return self._result("bootstrap", ties, params, np.cov(used.T), lo, hi, "bootstrap percentile", diag,
+                            draws=used, settings={"n_boot": n_boot, "seed": seed, "failed": failed,
+                                                  "resampled": unit})
 
     def _bootstrap(self, ties, n_boot, seed, start, failed, progress):
-        kw = dict(n_boot=n_boot, seed=seed, ridge=self.ridge, start=start, failed=failed)
+        kw = dict(n_boot=n_boot, seed=seed, ridge=self.ridge, start=start, failed=failed, position=self.position,
+                  beta_ridge=self.beta_ridge)
         if not progress:
-            return bootstrap_fits(self.counts, ties, **kw)
+            return bootstrap_fits(self.rows, ties, **kw)
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
             task = bar.add_task("bootstrap refits", total=n_boot)
-            return bootstrap_fits(self.counts, ties, progress=lambda n: bar.advance(task, n), **kw)
+            return bootstrap_fits(self.rows, ties, progress=lambda n: bar.advance(task, n), **kw)
+
+    def _prior_ridge(self) -> float:
+        return 1.0 / self.prior_sigma**2
 
     def _fit_laplace(self, method, ties, draws, seed):
         from bayesrank.bt.pymc_model import map_laplace
 
         lf = map_laplace(self.model_for(ties))
-        k = len(self.players)
+        params = lf.params
         z = two_sided_z(self.level)
-        sd = np.sqrt(np.diag(lf.cov)[:k])
+        sd = np.sqrt(np.clip(np.diag(lf.cov), 0, None))
         diag = Diagnostics.optimizer(f"newton on the PyMC log-density ({method.upper()})", lf.converged,
                                      lf.gradient_norm, iterations=lf.iterations, status=lf.status)
-        kw = {}
+        kw = {"settings": {"beta_sigma": self.beta_sigma} if self.n_covariates else {}}
         if method == "laplace":
-            mean = np.concatenate([lf.theta, [lf.extra[n] for n in self._extra_names(ties)]])
-            kw["draws"] = np.random.default_rng(seed).multivariate_normal(mean, lf.cov, size=draws, method="eigh")
-            kw["settings"] = {"draws": draws, "seed": seed}
+            kw["draws"] = np.random.default_rng(seed).multivariate_normal(params, lf.cov, size=draws, method="eigh")
+            kw["settings"].update(draws=draws, seed=seed)
         interval = "Wald (MAP Hessian)" if method == "map" else "Laplace"
-        return self._result(method, ties, lf.theta, lf.cov, lf.theta - z * sd, lf.theta + z * sd, interval, diag,
-                            extra=dict(lf.extra), **kw)
+        return self._result(method, ties, params, lf.cov, params - z * sd, params + z * sd, interval, diag,
+                            plain_ridge=self._prior_ridge(), **kw)
 
     def _fit_nuts(self, ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept=None):
-        from bayesrank.bt.pymc_model import posterior_predictive_check, sample_nuts
+        from bayesrank.bt.pymc_model import parameter_draws, posterior_predictive_check, sample_nuts
 
         model = self.model_for(ties)
         dt = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler, progressbar=progress,
                          target_accept=target_accept)
-        k = len(self.players)
-        th = dt.posterior["theta"].transpose("chain", "draw", "player").values.reshape(-1, k)
+        full, names = parameter_draws(dt, model)
         a = (1 - self.level) / 2
-        lo, hi = np.quantile(th, [a, 1 - a], axis=0)
-        names = ["theta", *self._extra_names(ties)]
+        lo, hi = np.quantile(full, [a, 1 - a], axis=0)
         extra_diag, ppc_arrays = {}, None
-        if ppc:
-            ppc_arrays = posterior_predictive_check(model, dt, self.counts, ties, seed=seed)
+        if ppc and not self.rows.unit:
+            ppc_arrays = posterior_predictive_check(model, dt, self.rows, ties, seed=seed)
             extra_diag["ppc"] = {k_: v for k_, v in ppc_arrays.items() if np.ndim(v) == 0}
         if loo:
             extra_diag["loo"] = loo_summary(dt)
         diag = Diagnostics.sampler("nuts", dt, var_names=names, **extra_diag)
-        full = th
-        extra = {}
-        if ties == "davidson":
-            nu = dt.posterior["log_nu"].values.reshape(-1, 1)
-            full = np.concatenate([th, nu], axis=1)
-            extra["log_nu"] = float(nu.mean())
-        return self._result(
-            "nuts", ties, th.mean(axis=0), np.cov(full.T), lo, hi, "equal-tailed credible", diag, extra=extra,
-            draws=full, idata=dt, ppc=ppc_arrays,
-            settings={"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler,
-                      **({"target_accept": target_accept} if target_accept is not None else {})},
-        )
+        settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler,
+                    **({"target_accept": target_accept} if target_accept is not None else {})}
+        if self.n_covariates:
+            settings["beta_sigma"] = self.beta_sigma
+        return self._result("nuts", ties, full.mean(axis=0), np.cov(full.T), lo, hi, "equal-tailed credible", diag,
+                            plain_ridge=self._prior_ridge(), draws=full, idata=dt, ppc=ppc_arrays, settings=settings)
 
 
 def loo_summary(dt) -> dict:
-    """PSIS-LOO over pairs (each aggregated pair is one LOO unit): elpd, SE, p_loo, Pareto k."""
+    """PSIS-LOO over the model's rows (each aggregated pair, or each battle, is one LOO unit):
+    elpd, SE, p_loo, Pareto k."""
     import arviz as az
 
     res = az.loo(dt, pointwise=True)

@@ -1,7 +1,10 @@
-"""``bayesrank fit``: fit a Bradley-Terry leaderboard and print/write it.
+"""``bayesrank fit``: fit a Bradley-Terry leaderboard (plain, with a position effect, style
+features, clusters or reweighting: one model, one command) and print/write it.
 
 Module level: standard library, ``bayesrank.cli_args`` and ``bayesrank.errors`` only (start-up
 speed); the data readers, the estimator and the console are imported inside :func:`run`.
+The model flags (``--position-effect``, ``--cluster``, ``--style``…) are the ones every command
+shares (:func:`bayesrank.cli_args.add_model_args`).
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ import time
 
 from bayesrank.cli_args import (
     add_data_args,
+    add_model_args,
     add_output_args,
     data_options,
+    model_options,
     nonnegative_float,
     nonnegative_int,
     positive_float,
@@ -24,19 +29,7 @@ from bayesrank.errors import InputError
 
 METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
 TIES = ("auto", "half", "drop", "davidson")
-
-
-def load(args):
-    from bayesrank.data.readers import read_comparisons
-    from bayesrank.data.streaming import aggregate_files, is_collection
-    from bayesrank.datasets import resolve
-
-    options = data_options(args)
-    on_invalid = "exclude" if args.exclude_invalid else "raise"
-    if is_collection(args.data) and not ({"path_pattern", "encoding"} & set(options)):
-        # a folder or glob of Parquet/CSV files: streamed to pair counts
-        return aggregate_files(args.data, format=args.format, on_invalid=on_invalid, **options)
-    return read_comparisons(resolve(args.data), format=args.format, on_invalid=on_invalid, **options)
+CI = ("auto", "fisher", "sandwich", "cluster")
 
 
 def register(sub) -> None:
@@ -46,8 +39,9 @@ def register(sub) -> None:
     p.add_argument("--ties", default="auto", choices=TIES,
                    help="tie model (auto: half-wins for mle/bootstrap, Davidson for map/laplace/nuts when "
                         "the data have ties)")
-    p.add_argument("--ci", default="auto", choices=("auto", "fisher", "sandwich"),
-                   help="interval for --method mle (auto: sandwich when ties are scored as half-wins, else Fisher)")
+    p.add_argument("--ci", default="auto", choices=CI,
+                   help="interval for --method mle (auto: cluster-robust with --cluster; sandwich when ties are scored "
+                        "as half-wins, outcomes are split in shares or with --reweight; else Fisher)")
     p.add_argument("--ridge", type=nonnegative_float, default=0.0,
                    help="L2 penalty on the scores (>= 0; > 0 gives finite scores when a player never won or never lost)")
     p.add_argument("--prior-sigma", type=positive_float, default=None, help="ZeroSumNormal prior scale (map/laplace/nuts)")
@@ -64,11 +58,14 @@ def register(sub) -> None:
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")
     p.add_argument("--top", type=positive_int, default=None, help="print only the top N rows (N >= 1)")
     add_output_args(p)
-    from bayesrank.bt.style_cli import (
-        add_style_args,  # standard library only at module level
-    )
-
-    add_style_args(p)  # --style, --reweight, --min-pair-count (battle-level model: bayesrank.bt.style)
+    g = add_model_args(p)
+    g.title = "model (position effect, clusters, style features, reweighting)"
+    g.add_argument("--style-cluster", default=None, metavar="COL", help="the same as --cluster (earlier name)")
+    g.add_argument("--reweight", action="store_true",
+                   help="inverse-propensity weights 1/max(n_pair, --min-pair-count) for uneven pair sampling "
+                        "(arena-rank's reweighting; the default interval is then the sandwich)")
+    g.add_argument("--min-pair-count", type=nonnegative_float, default=50.0, metavar="N",
+                   help="floor on a pair's battle count in the --reweight weights (default 50; no battle is dropped)")
     p.set_defaults(func=run)
 
 
@@ -87,28 +84,27 @@ def parse_anchor(text: str | None):
 
 
 def run(args) -> int:
-    from bayesrank.bt.api import BradleyTerry
-    from bayesrank.report import console, rich_table
-
-    out = console()
-    anchor = parse_anchor(args.anchor)
-    comps = load(args)
-    from bayesrank.bt.style_cli import run_style, wants_style
-    from bayesrank.cli_args import print_reading
-
-    print_reading(out, comps, excluded=False)  # the summary line below counts the exclusions
-
-    if wants_style(args):
-        return run_style(args, comps)
-    kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
-    bt = BradleyTerry(comps, ties=args.ties, ridge=args.ridge, level=args.level, **kw)
-    if anchor:
-        bt.counts.index_of(anchor[0])  # InputError naming close matches for an unknown player
-    t0 = time.perf_counter()
     import contextlib
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from bayesrank.bt.api import BradleyTerry
+    from bayesrank.cli_args import print_reading
+    from bayesrank.data.readers import read_pairwise
+    from bayesrank.report import console, rich_table
+
+    out = console()
+    anchor = parse_anchor(args.anchor)
+    model = model_options(args)
+    data = read_pairwise(args.data, format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise",
+                         **data_options(args))
+    print_reading(out, data, excluded=False)  # the summary line below counts the exclusions
+    kw = {} if args.prior_sigma is None else {"prior_sigma": args.prior_sigma}
+    bt = BradleyTerry(data, ties=args.ties, ridge=args.ridge, level=args.level, reweight=args.reweight,
+                      min_pair_count=args.min_pair_count, **model, **kw)
+    if anchor:
+        bt.rows.index_of(anchor[0])  # InputError naming close matches for an unknown player
+    t0 = time.perf_counter()
     what = {"map": "MAP: PyMC builds and compiles the model, then Newton on its log-density",
             "laplace": "Laplace: PyMC builds and compiles the model, then Newton on its log-density and its Hessian",
             "nuts": "NUTS: PyMC compiles the model, then samples", "bootstrap": "bootstrap refits"}.get(
@@ -120,17 +116,28 @@ def run(args) -> int:
             bar.add_task("fit", total=None)
         fit = bt.fit(
             args.method, ci=args.ci, n_boot=args.n_boot, failed=args.bootstrap_failed, seed=args.seed,
-            draws=args.draws, tune=args.tune, chains=args.chains, sampler=args.sampler,
-            progress=args.method in ("bootstrap", "nuts"),
+            draws=args.draws, tune=args.tune, chains=args.chains, sampler=args.sampler, progress=own_bar,
         )
     elapsed = time.perf_counter() - t0
     table = fit.table(scale=args.scale, anchor=anchor)
     if args.top:
         table = table.head(args.top)
-    out.print(rich_table(table, title=f"Bradley-Terry ({fit.method}, ties={fit.ties}, {fit.interval} {fit.level:.0%})"))
+    if fit.features:
+        out.print(rich_table(fit.style_table(), title="style coefficients (logit per SD of the feature difference)"))
+    if fit.position is not None:
+        p = fit.position
+        out.print(f"position effect α (logit for the side listed first): {p['coef']:.4f} "
+                  f"[{p['lower']:.4f}, {p['upper']:.4f}] ({fit.interval} {fit.level:.0%})")
+    note = "; rank_change = plain_rank − rank" if fit.plain_score is not None else ""
+    out.print(rich_table(table, title=f"{fit.model_description()} ({fit.method}, ties={fit.ties}, {fit.interval} "
+                                      f"{fit.level:.0%}){note}"))
+    excluded = getattr(data, "excluded", None)
     out.print(
         f"{fit.n_comparisons:g} comparisons, {len(fit.players)} players, {fit.n_excluded} excluded "
-        f"({comps.excluded.report() if comps.excluded.total else 'none'}); {elapsed:.1f}s"
+        f"({excluded.report() if excluded is not None and excluded.total else 'none'})"
+        + (f"; {bt.rows.n_clusters} clusters of {bt.rows.cluster_name}" if bt.rows.cluster is not None else "")
+        + (f"; inverse-propensity weights, min pair count {args.min_pair_count:g}" if args.reweight else "")
+        + f"; {elapsed:.1f}s"
     )
     out.print(f"[dim]{fit.significance_rule()}[/]")
     report_diagnostics(out, fit.diagnostics)

@@ -1,6 +1,7 @@
-"""Bradley-Terry likelihoods on aggregated pair counts, with selectable tie treatment.
+"""Bradley-Terry likelihoods on pair rows, with selectable tie treatment.
 
-For pair ``r = {i, j}`` let ``d = θ_i − θ_j`` and counts ``(w_i, w_j, t)``.
+For row ``r`` (player ``i`` listed first, ``j`` second) let ``d`` be its linear predictor
+(``θ_i − θ_j`` [+ α] [+ X_r β]) and ``(w_i, w_j, t)`` its outcome counts.
 
 - ``ties="half"`` (LMArena / arena-rank convention): a tie is half a win for each side,
   ``ℓ = −[(w_i + t/2) log σ(d) + (w_j + t/2) log σ(−d)]``.
@@ -9,9 +10,12 @@ For pair ``r = {i, j}`` let ``d = θ_i − θ_j`` and counts ``(w_i, w_j, t)``.
   ``P(i) = e^{d/2}/Z``, ``P(j) = e^{−d/2}/Z``, ``P(tie) = ν/Z``, ``Z = e^{d/2} + e^{−d/2} + ν``;
   the extra parameter ``λ = log ν`` is estimated jointly.
 
-Every tie model exposes, per pair and per batch replicate, the loss and its derivatives with
-respect to the pair's linear predictors ``(d[, λ])``; :mod:`bayesrank.bt.mle` chains them to θ
-through ``x_r = e_i − e_j``. Outcome cells (a-win, b-win, tie) are kept separate so per-comparison
+Every tie model exposes, per row and per batch replicate, the loss and its derivatives with
+respect to the row's linear predictor ``d`` (``η``: θ_i − θ_j plus any position effect and
+feature terms) and its extra parameters ``λ``; :mod:`bayesrank.bt.mle` chains them to every
+parameter through ``x_r = (e_i − e_j | 1 | X_r)``. A new tie model is one subclass of
+:class:`TieModel` here (``pair_terms``, ``outcome_scores``, ``outcome_probs``).
+Outcome cells (a-win, b-win, tie) are kept separate so per-comparison
 scores (for sandwich CIs and influence functions) are exact.
 """
 
@@ -49,11 +53,19 @@ class TieModel:
     n_extra: int = 0
 
     def pair_terms(self, d, lam, counts):
-        """Loss (B,R), gradient (B,R,P) and Hessian (B,R,P,P) w.r.t. (d[, λ]); counts (B,R,3)."""
+        """Loss (B,R), gradient (B,R,1+e) and Hessian (B,R,1+e,1+e) w.r.t. (d[, λ]); counts (B,R,3)."""
+        return self.terms(d, lam, self.sufficient(counts))
+
+    def sufficient(self, counts):
+        """What :meth:`terms` needs of the counts (computed once per Newton run: the counts do not change)."""
+        return counts
+
+    def terms(self, d, lam, suff):
+        """:meth:`pair_terms` from :meth:`sufficient` statistics."""
         raise NotImplementedError
 
     def outcome_scores(self, d, lam):
-        """Per-comparison loss gradient for each outcome cell: (R,3,P) at one parameter value."""
+        """Per-comparison loss gradient w.r.t. (d[, λ]) for each outcome cell: (…,R,3,1+e) for d (…,R)."""
         raise NotImplementedError
 
     def outcome_probs(self, d, lam):
@@ -75,19 +87,25 @@ class BinaryTies(TieModel):
         half = 0.5 * self.tie_weight * counts[..., 2]
         return counts[..., 0] + half, counts[..., 1] + half
 
-    def pair_terms(self, d, lam, counts):
+    def sufficient(self, counts):
+        """(w_i, n = w_i + w_j): the effective wins of player i and the effective comparisons."""
         wi, wj = self.effective(counts)
-        p = expit(d)
-        loss = -(wi * log_expit(d) + wj * log_expit(-d))
-        grad = ((wi + wj) * p - wi)[..., None]
-        hess = ((wi + wj) * p * (1.0 - p))[..., None, None]
+        return np.ascontiguousarray(wi), np.ascontiguousarray(wi + wj)
+
+    def terms(self, d, lam, suff):
+        wi, n = suff
+        sp = np.logaddexp(0.0, d)  # softplus(d) = −log σ(−d)
+        loss = n * sp - wi * d  # −[w_i log σ(d) + w_j log σ(−d)]
+        p = np.exp(d - sp)  # σ(d), from the same softplus
+        grad = (n * p - wi)[..., None]
+        hess = (n * p * (1.0 - p))[..., None, None]
         return loss, grad, hess
 
     def outcome_scores(self, d, lam):
-        p = expit(d)[:, None]
-        s = p - np.where(np.isnan(self.targets), 0.0, self.targets)[None, :]
+        p = expit(d)[..., None]
+        s = p - np.where(np.isnan(self.targets), 0.0, self.targets)
         if self.tie_weight == 0.0:
-            s[:, 2] = 0.0
+            s[..., 2] = 0.0
         return s[..., None]
 
     def outcome_probs(self, d, lam):
@@ -107,10 +125,13 @@ class Davidson(TieModel):
         lam = np.broadcast_to(np.asarray(lam, dtype=float), np.shape(d))
         return np.stack([0.5 * d, -0.5 * d, lam], axis=-1)
 
-    def pair_terms(self, d, lam, counts):
+    def sufficient(self, counts):
+        return counts, counts.sum(axis=-1)
+
+    def terms(self, d, lam, suff):
+        counts, n = suff
         a = self._logits(d, lam)
         lse = logsumexp(a, axis=-1)
-        n = counts.sum(axis=-1)
         loss = -(counts * a).sum(axis=-1) + n * lse
         p = np.exp(a - lse[..., None])
         resid = n[..., None] * p - counts  # (B,R,3)
@@ -121,9 +142,9 @@ class Davidson(TieModel):
 
     def outcome_scores(self, d, lam):
         a = self._logits(d, lam)
-        p = np.exp(a - logsumexp(a, axis=-1)[..., None])  # (R,3)
+        p = np.exp(a - logsumexp(a, axis=-1)[..., None])  # (…,R,3)
         # per-comparison loss for outcome o: −a_o + lse; gradient: J^T (p − e_o)
-        return (p[:, None, :] - np.eye(3)[None]) @ self.J  # (R,3,2)
+        return (p[..., None, :] - np.eye(3)) @ self.J  # (…,R,3,2)
 
     def outcome_probs(self, d, lam):
         a = self._logits(d, lam)

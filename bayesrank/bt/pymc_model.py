@@ -1,19 +1,25 @@
-"""The Bradley-Terry model as a PyMC model on aggregated pair counts.
+"""The Bradley-Terry model as one PyMC model on pair rows (the twin of :mod:`bayesrank.bt.mle`).
 
-Generative story (one row per unordered pair ``r = {i, j}``)::
+Generative story (one row ``r`` per aggregated pair, ordered pair, cluster-pair or comparison)::
 
     θ ~ ZeroSumNormal(σ)                       # Σθ = 0 by construction (K−1 free dims)
-    half / drop:  w_r ~ Binomial(n_r, σ(θ_i − θ_j))
-    davidson:     λ ~ Normal(0, σ_λ);  (w_i, w_j, t)_r ~ Multinomial(n_r, softmax(d/2, −d/2, λ))
+    α ~ Normal(0, σ_β)                         # position effect (position=True)
+    β ~ Normal(0, σ_β)                         dims feature
+    η_r = θ_i − θ_j [+ α] [+ X_r β]
+    half / drop:  w_r ~ Binomial(n_r, σ(η_r))
+    davidson:     λ ~ Normal(0, σ_λ);  (w_i, w_j, t)_r ~ Multinomial(n_r, softmax(η/2, −η/2, λ))
 
 With ``ties="half"`` the observed "wins" are ``w_i + t/2`` out of ``n_r`` (fractional counts are
-fine for the Binomial log-density, which is then the half-win likelihood up to a constant).
+fine for the Binomial log-density, which is then the half-win likelihood up to a constant; the
+same kernel serves outcomes split in shares and importance-weighted counts ``v·C``).
 The ZeroSumNormal transform is a linear isometry, so its prior adds ``‖θ‖²/(2σ²)``: the MAP is
-exactly the ridge MLE with ``ridge = 1/σ²`` — the frequentist twin used in the tests.
+exactly the penalised MLE with ``ridge = 1/σ²`` (and ``beta_ridge = 1/σ_β²``) — the frequentist
+twin used in the tests. Without features, position effect or clusters the rows are the
+aggregated pair counts, so NUTS evaluates the likelihood on ~K² rows, not on every comparison.
 
 MAP and Laplace are computed by Newton's method on the model's own PyTensor log-density in the
-unconstrained value space (``theta_zerosum__`` [, ``log_nu``]); the covariance is the inverse
-negative Hessian there, mapped to θ through the (linear) transform.
+unconstrained value space (``theta_zerosum__`` [, ``alpha``, ``beta``, ``log_nu``]); the covariance
+is the inverse negative Hessian there, mapped to θ through the (linear) transform.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesrank.bt.likelihood import tie_model
-from bayesrank.data.aggregate import PairCounts
+from bayesrank.data.rows import PairRows
 from bayesrank.outputs import stop_if_interrupted
 
 #: Prior scale of θ on the logit scale. 3 logits ≈ a 95% win probability between players one
@@ -31,6 +37,11 @@ from bayesrank.outputs import stop_if_interrupted
 DEFAULT_PRIOR_SIGMA = 3.0
 #: Prior scale of the Davidson tie parameter log ν (ν = 1: ties as likely as a win at d = 0... up to 1/3).
 DEFAULT_TIE_PRIOR_SIGMA = 2.0
+#: Prior SD of a feature coefficient and of the position effect: 1 logit per unit (per SD of a
+#: standardised feature difference; LMArena's fitted style coefficients are 0.02–0.27): weakly informative.
+DEFAULT_BETA_SIGMA = 1.0
+#: order of the model's parameters (and value variables): the MLE's φ = (θ, α, β, λ)
+PARAMETERS = ("theta", "alpha", "beta", "log_nu")
 
 
 def _fractional_binomial_logp(value, n, d):
@@ -51,56 +62,102 @@ def _fractional_binomial_dist(n, d, size):
     return pm.Binomial.dist(n=pt.round(n).astype("int64"), p=pt.sigmoid(d), size=size).astype("float64")
 
 
-def pair_labels(counts: PairCounts) -> list[str]:
+def pair_labels(counts: PairRows) -> list[str]:
     return [f"{a} vs {b}" for a, b in zip(counts.players[counts.i], counts.players[counts.j])]
 
 
+def is_pair_table(rows: PairRows) -> bool:
+    """One row per unordered pair (the zero-feature aggregate): rows are labelled by their pair."""
+    return not (rows.unit or rows.ordered or rows.cluster is not None or rows.n_features)
+
+
 def build_bt_model(
-    counts: PairCounts,
+    counts: PairRows,
     ties: str = "half",
     prior_sigma: float = DEFAULT_PRIOR_SIGMA,
     tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA,
     mutable: bool = False,
+    *,
+    position: bool = False,
+    beta_sigma: float = DEFAULT_BETA_SIGMA,
 ) -> "pm.Model":
-    """PyMC Bradley-Terry model on ``counts`` (named dims ``player``, ``pair``, ``outcome``).
+    """PyMC Bradley-Terry model on the rows ``counts`` (named dims ``player``, ``feature``, and
+    ``pair``/``pair_obs`` for pair counts or ``battle`` (comparison rows) / ``row`` otherwise).
 
     ``mutable=True`` puts the counts in ``pm.Data`` containers (``n_obs`` and ``wins_obs`` for
     binary/half ties, ``outcome_counts`` for Davidson) so one compiled model can be refitted to new
-    counts on the same pairs (simulation-based calibration, coverage studies); every pair must then
-    have been played."""
+    counts on the same rows (simulation-based calibration, coverage studies); every row must then
+    have comparisons."""
     import pymc as pm
     import pytensor.tensor as pt
 
     tm = tie_model(ties)
-    coords = {"player": [str(p) for p in counts.players], "pair": pair_labels(counts)}
-    c = counts.counts
+    if tm.n_extra and counts.fractional:
+        from bayesrank.errors import InputError
+
+        raise InputError("ties='davidson' models whole outcomes; these rows split outcomes in shares: use ties='half'")
+    labelled = is_pair_table(counts)
+    obs_dim = "pair" if labelled else "battle" if counts.unit else "row"
+    coords = {"player": [str(p) for p in counts.players],
+              obs_dim: pair_labels(counts) if labelled else np.arange(counts.n_rows)}
+    if counts.n_features:
+        coords["feature"] = list(counts.features)
+    c = counts.weighted_counts()
+    X = counts.X
     with pm.Model(coords=coords) as model:
         theta = pm.ZeroSumNormal("theta", sigma=prior_sigma, dims="player")
         d = theta[counts.i] - theta[counts.j]
+        if position:
+            if not counts.ordered:
+                from bayesrank.errors import InputError
+
+                raise InputError("a position effect needs ordered rows (build them with position_effect=True)")
+            d = d + pm.Normal("alpha", 0.0, beta_sigma)
+        if counts.n_features:
+            beta = pm.Normal("beta", 0.0, beta_sigma, dims="feature")
+            d = d + pt.dot(pt.as_tensor(X), beta)
         if tm.n_extra == 0:
             wi, wj = tm.effective(c)
             n = wi + wj
             keep = n > 0
             if mutable and not keep.all():
-                raise ValueError("mutable=True needs every pair to have comparisons")
-            model.add_coord("pair_obs", np.asarray(coords["pair"], dtype=object)[keep])
+                raise ValueError("mutable=True needs every row to have comparisons")
+            kept_dim = f"{obs_dim}_obs" if labelled else obs_dim
+            if labelled:
+                model.add_coord(kept_dim, np.asarray(coords[obs_dim], dtype=object)[keep])
+            elif not keep.all():
+                model.add_coord(f"{obs_dim}_obs", np.flatnonzero(keep))
+                kept_dim = f"{obs_dim}_obs"
             n_obs, wins_obs = n[keep], wi[keep]
             if mutable:
-                n_obs = pm.Data("n_obs", n_obs, dims="pair_obs")
-                wins_obs = pm.Data("wins_obs", wins_obs, dims="pair_obs")
+                n_obs = pm.Data("n_obs", n_obs, dims=kept_dim)
+                wins_obs = pm.Data("wins_obs", wins_obs, dims=kept_dim)
             pm.CustomDist(
                 "wins", n_obs, d[np.flatnonzero(keep)], logp=_fractional_binomial_logp,
-                dist=_fractional_binomial_dist, observed=wins_obs, dims="pair_obs",
+                dist=_fractional_binomial_dist, observed=wins_obs, dims=kept_dim,
             )
         else:
             model.add_coord("outcome", ["i_wins", "j_wins", "tie"])
             log_nu = pm.Normal("log_nu", 0.0, tie_prior_sigma)
             logits = pt.stack([0.5 * d, -0.5 * d, pt.broadcast_to(log_nu, d.shape)], axis=-1)
             p = pt.special.softmax(logits, axis=-1)
-            obs = pm.Data("outcome_counts", c, dims=("pair", "outcome")) if mutable else c
-            pm.Multinomial("outcomes", n=obs.sum(axis=1), p=p, observed=obs, dims=("pair", "outcome"))
+            obs = pm.Data("outcome_counts", c, dims=(obs_dim, "outcome")) if mutable else c
+            pm.Multinomial("outcomes", n=obs.sum(axis=1), p=p, observed=obs, dims=(obs_dim, "outcome"))
     model._bayesrank_ties = ties  # noqa: SLF001 - remembered for summaries
     return model
+
+
+def parameter_draws(dt, model) -> tuple[np.ndarray, list[str]]:
+    """(S, P) posterior draws of φ = (θ, α, β, λ) (chains stacked) and the variable names present."""
+    post = dt.posterior
+    names = [n for n in PARAMETERS if n in post.data_vars]
+    parts = []
+    for n in names:
+        v = post[n]
+        other = [dim for dim in v.dims if dim not in ("chain", "draw")]
+        arr = v.transpose("chain", "draw", *other).values
+        parts.append(arr.reshape(arr.shape[0] * arr.shape[1], -1))
+    return np.concatenate(parts, axis=1), names
 
 
 @dataclass
@@ -116,6 +173,11 @@ class LaplaceFit:
     converged: bool
     gradient_norm: float = float("nan")  # ‖∇ log p‖ in value space at the returned mode
     status: str = ""
+
+    @property
+    def params(self) -> np.ndarray:
+        """The mode as φ = (θ, α, β, λ) (the order of ``cov``)."""
+        return np.concatenate([self.theta, *[np.atleast_1d(self.extra[n]) for n in PARAMETERS[1:] if n in self.extra]])
 
 
 def compile_flat_logp(model, cheap: bool = False):
@@ -240,16 +302,17 @@ def sample_nuts(
     return dt
 
 
-def posterior_predictive_check(model, dt, counts: PairCounts, ties: str, seed: int = 0) -> dict:
-    """Observed vs replicated pair win rates: per-pair tail probabilities and the share of pairs
-    whose observed rate lies outside the central 95% replicated interval (≈ 5% if the model fits)."""
+def posterior_predictive_check(model, dt, counts: PairRows, ties: str, seed: int = 0) -> dict:
+    """Observed vs replicated win rates per row (aggregated rows: pairs, ordered pairs, cluster-pairs):
+    per-row tail probabilities and the share of rows whose observed rate lies outside the central 95%
+    replicated interval (≈ 5% if the model fits)."""
     import pymc as pm
 
     with model:
         pp = pm.sample_posterior_predictive(dt, random_seed=seed, progressbar=False)
     grp = pp["posterior_predictive"] if "posterior_predictive" in pp.children else pp.posterior_predictive
     tm = tie_model(ties)
-    c = counts.counts
+    c = counts.weighted_counts()
     if tm.n_extra == 0:
         wi, wj = tm.effective(c)
         n = wi + wj

@@ -48,6 +48,9 @@ def register(sub) -> None:
     p.add_argument("--top-k", default="3,10", metavar="K[,K...]", help="report P(rank <= k) and top-k sets (default 3,10)")
     p.add_argument("--top", type=positive_int, default=None, help="print only the top N rows (N >= 1)")
     add_output_args(p)
+    from bayesrank.cli_args import add_model_args
+
+    add_model_args(p)
     p.set_defaults(func=run)
 
 
@@ -76,21 +79,21 @@ def compact(t):
 
 def run(args) -> int:
     from bayesrank.bt.api import BradleyTerry
+    from bayesrank.cli_args import model_options
     from bayesrank.bt.ranks import analyze_ranks, plot_pairwise
-    from bayesrank.data.readers import read_comparisons
-    from bayesrank.datasets import resolve
     from bayesrank.report import console, rich_table
 
     top_k = parse_top_k(args.top_k)
     if args.n_boot < 2 or args.n_sim < 100:
         raise InputError("--n-boot must be >= 2 and --n-sim >= 100")
     out = console()
-    comps = read_comparisons(resolve(args.data), format=args.format,
-                             on_invalid="exclude" if args.exclude_invalid else "raise", **data_options(args))
     from bayesrank.cli_args import print_reading
+    from bayesrank.data.readers import read_pairwise
 
-    print_reading(out, comps)
-    bt = BradleyTerry(comps, ties=args.ties, level=args.level)
+    data = read_pairwise(args.data, format=args.format, on_invalid="exclude" if args.exclude_invalid else "raise",
+                         **data_options(args))
+    print_reading(out, data)
+    bt = BradleyTerry(data, ties=args.ties, level=args.level, **model_options(args))
     t0 = time.perf_counter()
     with out.status(f"fitting ({args.method}) and computing rank sets..."):
         extra = {"ppc": False, "loo": False} if args.method == "nuts" else {}  # `bayesrank fit` runs those checks

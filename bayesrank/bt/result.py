@@ -1,4 +1,5 @@
-"""One result type for every Bradley-Terry fit method: :class:`LeaderboardFit` (schema ``fit``).
+"""One result type for every Bradley-Terry fit — every method, every model (plain, position effect,
+features, clusters, weights): :class:`LeaderboardFit` (schema ``fit``).
 
 Ranks (vocabulary of docs/glossary.md):
 
@@ -22,7 +23,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from bayesrank.data.aggregate import PairCounts
+from bayesrank.data.rows import PairRows
 from bayesrank.protocol import Diagnostics, Result
 from bayesrank.stats.ranksets import contrast_sd  # noqa: F401  (defined once, beside the rank sets)
 
@@ -122,12 +123,19 @@ class RankedScores:
 
 @dataclass
 class LeaderboardFit(RankedScores, Result):
-    """Scores on the sum-to-zero logit scale with intervals, from one fit method.
+    """Scores on the sum-to-zero logit scale with intervals, from one fit method of one model.
 
-    ``cov`` is the covariance of θ (and λ for Davidson) used for every contrast: Fisher/sandwich
-    (MLE), inverse negative Hessian (MAP/Laplace), the bootstrap replicates' or the posterior
-    draws' covariance. ``draws`` is an (S, K[+1]) array for sampling methods, ``idata`` the NUTS
-    ``DataTree``, ``ppc`` the posterior predictive check's per-pair arrays.
+    ``cov`` is the covariance of every parameter ``φ = (θ, α, β, λ)`` used for every contrast:
+    Fisher/sandwich/cluster-robust (MLE), inverse negative Hessian (MAP/Laplace), the bootstrap
+    replicates' or the posterior draws' covariance. ``draws`` is an (S, P) array of φ for sampling
+    methods, ``idata`` the NUTS ``DataTree``, ``ppc`` the posterior predictive check's per-row arrays.
+
+    The coefficient block — ``features``, ``coef``, ``coef_lower``, ``coef_upper`` (β of the
+    feature differences) — is empty without features; ``position`` holds the position effect α
+    (``{coef, lower, upper}``) when the model has one. When the model is not the plain leaderboard
+    (features, a position effect or importance weights), ``plain_score`` is the plain Bradley–Terry
+    fit on the same comparisons (no features, no position effect, no weights) and the table shows
+    each player's rank change.
     """
 
     schema = "fit"
@@ -138,7 +146,7 @@ class LeaderboardFit(RankedScores, Result):
     score: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
-    counts: PairCounts
+    counts: PairRows
     cov: np.ndarray
     diagnostics: Diagnostics
     level: float = 0.95
@@ -147,12 +155,44 @@ class LeaderboardFit(RankedScores, Result):
     n_excluded: int = 0
     exclusions: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
-    draws: np.ndarray | None = None
-    idata: object | None = None
-    ppc: dict | None = None
+    draws: np.ndarray | None = field(default=None, repr=False)
+    idata: object | None = field(default=None, repr=False)
+    ppc: dict | None = field(default=None, repr=False)
     settings: dict = field(default_factory=dict)
+    features: list = field(default_factory=list)
+    coef: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    coef_lower: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    coef_upper: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    position: dict | None = None
+    plain_score: np.ndarray | None = None
+    plain_method: str = "mle"
+    transform: dict = field(default_factory=dict)
+    n_rows: int = 0
 
     # ------------------------------------------------------------------ derived (see RankedScores)
+    @property
+    def rows(self) -> PairRows:
+        """The pair rows the fit used (``counts``: the name of the zero-feature case)."""
+        return self.counts
+
+    @property
+    def n_matches(self) -> np.ndarray:
+        return self.counts.matches_per_player()
+
+    @property
+    def plain_rank(self) -> np.ndarray | None:
+        return None if self.plain_score is None else point_rank(self.plain_score)
+
+    @property
+    def rank_change(self) -> np.ndarray | None:
+        """``plain_rank − rank``: positive = the player moves up under the model's controls."""
+        return None if self.plain_score is None else self.plain_rank - self.rank
+
+    @property
+    def coef_sd(self) -> np.ndarray:
+        k = len(self.players) + (self.position is not None)
+        return np.sqrt(np.clip(np.diag(self.cov)[k:k + len(self.features)], 0, None))
+
     def significance(self) -> pd.DataFrame:
         """Boolean matrix: row ``player`` a, column ``player_b`` b, True when b is significantly
         ahead of a (``θ_b − θ_a > z·sd(θ_b − θ_a)``). ``rank_ci = 1 + row sums``."""
@@ -172,27 +212,48 @@ class LeaderboardFit(RankedScores, Result):
 
     # ------------------------------------------------------------------ protocol
     def table(self, scale: str = "logit", anchor: tuple[str, float] | None = None) -> pd.DataFrame:
-        """player, score, lower, upper, rank, rank_ci, rank_ub, n_matches — sorted by score."""
+        """player, score, lower, upper, rank, rank_ci, rank_ub[, plain_score, plain_rank, rank_change],
+        n_matches — sorted by score."""
         if scale not in ("logit", "elo"):
             raise ValueError(f"scale must be 'logit' or 'elo', got {scale!r}")
         a, b = 1.0, 0.0
         if scale == "elo":  # affine map θ -> a θ + b, with b set by the base or the anchor
             a = ELO_PER_LOGIT
             b = float(to_elo(self.score, self.players, anchor)[0] - a * self.score[0])
-        df = pd.DataFrame(
-            {
-                "player": [str(p) for p in self.players],
-                "score": a * self.score + b,
-                "lower": a * self.lower + b,
-                "upper": a * self.upper + b,
-                "rank": self.rank,
-                "rank_ci": self.rank_ci,
-                "rank_ub": self.rank_ub,
-                "n_matches": self.counts.matches_per_player(),
-            }
-        )
+        cols = {
+            "player": [str(p) for p in self.players],
+            "score": a * self.score + b,
+            "lower": a * self.lower + b,
+            "upper": a * self.upper + b,
+            "rank": self.rank,
+            "rank_ci": self.rank_ci,
+            "rank_ub": self.rank_ub,
+        }
+        if self.plain_score is not None:
+            cols.update(plain_score=a * self.plain_score + b, plain_rank=self.plain_rank, rank_change=self.rank_change)
+        cols["n_matches"] = self.n_matches
+        df = pd.DataFrame(cols)
         df.attrs.update(scale=scale, method=self.method, interval=self.interval, level=self.level)
         return df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+    def style_table(self) -> pd.DataFrame:
+        """feature, coef, lower, upper, sd (logit per unit of each feature difference: per SD when
+        standardised, the default); empty without features."""
+        return pd.DataFrame({"feature": list(self.features), "coef": self.coef, "lower": self.coef_lower,
+                             "upper": self.coef_upper, "sd": self.coef_sd})
+
+    def model_description(self) -> str:
+        """The model in words: plain, or with its position effect, features, weights and clusters."""
+        parts = []
+        if self.position is not None:
+            parts.append("position effect")
+        if self.features:
+            parts.append(f"features {', '.join(map(str, self.features))}")
+        if self.settings.get("reweight"):
+            parts.append("inverse-propensity weights")
+        if self.settings.get("cluster"):
+            parts.append(f"clusters of {self.settings['cluster']}")
+        return "Bradley-Terry" + (f" with {'; '.join(parts)}" if parts else "")
 
     def significance_rule(self) -> str:
         return (f"b significantly ahead of a: θ_b − θ_a > {self.z:.4g}·sd(θ_b − θ_a), sd from the "
@@ -201,46 +262,71 @@ class LeaderboardFit(RankedScores, Result):
 
     def summary(self) -> str:
         head = (
-            f"Bradley-Terry fit: method={self.method}, ties={self.ties}, interval={self.interval} "
+            f"{self.model_description()} fit: method={self.method}, ties={self.ties}, interval={self.interval} "
             f"({self.level:.0%}), {len(self.players)} players, {self.n_comparisons:g} comparisons, "
             f"{self.n_excluded} excluded"
         )
         lines = [head, self.diagnostics.line()]
         if self.extra:
             lines.append("extra parameters: " + ", ".join(f"{k}={v:.4g}" for k, v in self.extra.items()))
+        if self.position is not None:
+            p = self.position
+            lines.append(f"position effect α (logit for the side listed first): {p['coef']:.4f} "
+                         f"[{p['lower']:.4f}, {p['upper']:.4f}]")
+        if self.features:
+            lines += ["coefficients (logit per unit of the feature difference):",
+                      self.style_table().to_string(index=False, float_format=lambda v: f"{v:.4f}")]
+        if self.plain_score is not None:
+            moved = int(np.sum(self.rank_change != 0))
+            lines.append(f"rank_change = plain rank ({self.plain_method}, same comparisons, no features, no position "
+                         f"effect, no reweighting) − rank; {moved} of {len(self.players)} players move")
         lines.append(self.table().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         lines.append(self.significance_rule())
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         t = self.table()
-        return {
+        players = []
+        for r in t.itertuples(index=False):
+            rec = {"player": r.player, "score": float(r.score), "lower": float(r.lower), "upper": float(r.upper),
+                   "rank": int(r.rank), "rank_ci": int(r.rank_ci), "rank_ub": int(r.rank_ub)}
+            if self.plain_score is not None:
+                rec.update(plain_score=float(r.plain_score), plain_rank=int(r.plain_rank), rank_change=int(r.rank_change))
+            rec["n_matches"] = float(r.n_matches)
+            players.append(rec)
+        out = {
             **self._envelope(),
             "method": self.method,
             "ties": self.ties,
             "interval": self.interval,
             "level": float(self.level),
             "scale": "logit, sum-to-zero",
+            "model": self.model_description(),
             "significance_rule": self.significance_rule(),
             "n_players": int(len(self.players)),
             "n_comparisons": float(self.n_comparisons),
+            "n_rows": int(self.n_rows or self.counts.n_rows),
             "n_excluded": int(self.n_excluded),
             "excluded_by_reason": dict((self.exclusions or {}).get("by_reason", {})),
             "exclusions": self.exclusions or {"total": int(self.n_excluded), "by_reason": {}},
             "extra": {k: float(v) for k, v in self.extra.items()},
             "settings": self.settings,
-            "players": [
-                {
-                    "player": r.player, "score": float(r.score), "lower": float(r.lower), "upper": float(r.upper),
-                    "rank": int(r.rank), "rank_ci": int(r.rank_ci), "rank_ub": int(r.rank_ub),
-                    "n_matches": float(r.n_matches),
-                }
-                for r in t.itertuples(index=False)
+            "features": [{"feature": f, **self.transform.get(f, {})} for f in self.features],
+            "players": players,
+            "style": [
+                {"feature": str(r.feature), "coef": float(r.coef), "lower": float(r.lower), "upper": float(r.upper)}
+                for r in self.style_table().itertuples(index=False)
             ],
         }
+        if self.position is not None:
+            out["position"] = {k: float(v) for k, v in self.position.items()}
+        if self.plain_score is not None:
+            out["plain_method"] = self.plain_method
+        return out
 
     def plot(self, ax=None, top: int | None = None, **kwargs):
-        """Dot-and-whisker leaderboard: score with its interval per player (best at the top)."""
+        """Dot-and-whisker leaderboard: score with its interval per player (best at the top); with a
+        plain comparison its scores as crosses."""
         import matplotlib.pyplot as plt
 
         t = self.table()
@@ -250,7 +336,10 @@ class LeaderboardFit(RankedScores, Result):
             _, ax = plt.subplots(figsize=(6.5, max(2.5, 0.22 * len(t) + 1)))
         y = np.arange(len(t))[::-1]
         ax.errorbar(t["score"], y, xerr=[t["score"] - t["lower"], t["upper"] - t["score"]], fmt="o", ms=3.5,
-                    capsize=2, lw=1, **kwargs)
+                    capsize=2, lw=1, label=f"{self.model_description()} ({self.interval})", **kwargs)
+        if self.plain_score is not None:
+            ax.plot(t["plain_score"], y, "x", color="0.4", label="plain BT")
+            ax.legend(loc="lower right", fontsize=7)
         ax.set_yticks(y, [f"{p} ({r})" for p, r in zip(t["player"], t["rank_ci"])], fontsize=7)
         ax.axvline(0.0, color="grey", lw=0.5, ls=":")
         ax.set_xlabel("score θ (logit, Σθ = 0)")
@@ -260,36 +349,43 @@ class LeaderboardFit(RankedScores, Result):
 
     def to_datatree(self):
         """Labelled results: the NUTS ``DataTree`` (if any) plus an ``estimate`` group with
-        score/lower/upper/cov over named dims ``player`` (and ``player_b`` for the covariance);
-        bootstrap and Laplace draws go in ``posterior`` so ArviZ can read them."""
+        score/lower/upper/cov over named dims ``player`` (and ``player_b`` for the covariance;
+        ``coef`` over ``feature``); bootstrap and Laplace draws go in ``posterior`` so ArviZ can read them."""
         import xarray as xr
 
         players = [str(p) for p in self.players]
         k = len(players)
-        est = xr.Dataset(
-            {
-                "score": ("player", self.score),
-                "lower": ("player", self.lower),
-                "upper": ("player", self.upper),
-                "rank": ("player", self.rank),
-                "rank_ci": ("player", self.rank_ci),
-                "rank_ub": ("player", self.rank_ub),
-                "cov": (("player", "player_b"), self.theta_cov),
-            },
-            coords={"player": players, "player_b": players},
-            attrs={"method": self.method, "ties": self.ties, "interval": self.interval, "level": self.level},
-        )
+        data = {
+            "score": ("player", self.score),
+            "lower": ("player", self.lower),
+            "upper": ("player", self.upper),
+            "rank": ("player", self.rank),
+            "rank_ci": ("player", self.rank_ci),
+            "rank_ub": ("player", self.rank_ub),
+            "cov": (("player", "player_b"), self.theta_cov),
+        }
+        coords = {"player": players, "player_b": players}
+        if self.plain_score is not None:
+            data["plain_score"] = ("player", self.plain_score)
+        if self.features:
+            data.update(coef=("feature", self.coef), coef_lower=("feature", self.coef_lower),
+                        coef_upper=("feature", self.coef_upper))
+            coords["feature"] = list(self.features)
+        est = xr.Dataset(data, coords=coords,
+                         attrs={"method": self.method, "ties": self.ties, "interval": self.interval, "level": self.level})
         if self.idata is not None:
             tree = self.idata.copy()
             tree["estimate"] = xr.DataTree(est)
             return tree
         children = {"estimate": xr.DataTree(est)}
         if self.draws is not None:
-            post = xr.Dataset(
-                {"theta": (("chain", "draw", "player"), self.draws[None, :, :k])},
-                coords={"chain": [0], "draw": np.arange(self.draws.shape[0]), "player": players},
-            )
-            children["posterior"] = xr.DataTree(post)
+            post = {"theta": (("chain", "draw", "player"), self.draws[None, :, :k])}
+            pcoords = {"chain": [0], "draw": np.arange(self.draws.shape[0]), "player": players}
+            if self.features:
+                a = k + (self.position is not None)
+                post["beta"] = (("chain", "draw", "feature"), self.draws[None, :, a:a + len(self.features)])
+                pcoords["feature"] = list(self.features)
+            children["posterior"] = xr.DataTree(xr.Dataset(post, coords=pcoords))
         return xr.DataTree.from_dict({f"/{n}": t.dataset for n, t in children.items()})
 
 

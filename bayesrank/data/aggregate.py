@@ -1,8 +1,11 @@
-"""Sufficient statistics for pairwise likelihoods: weighted outcome counts per unordered pair.
+"""Comparisons → pair rows (sufficient statistics), and the comparison-graph checks.
 
-Bradley-Terry (and Davidson) likelihoods depend on the data only through, for each unordered
-pair ``{i, j}`` (stored with ``i < j``), the weighted counts ``wins_i``, ``wins_j`` and
-``ties``. A million comparisons among 200 players collapse to at most ~20k rows.
+Without features, Bradley-Terry (and Davidson) likelihoods depend on the data only through, for
+each unordered pair ``{i, j}`` (stored with ``i < j``), the weighted counts ``wins_i``, ``wins_j``
+and ``ties`` (:func:`aggregate`): a million comparisons among 200 players collapse to at most ~20k
+rows. :func:`pair_rows` keeps what a model needs beyond that: the orientation (one row per
+*ordered* pair, for a position effect), clusters (one row per cluster and pair) and features (one
+row per comparison).
 """
 
 from __future__ import annotations
@@ -13,65 +16,11 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.data.comparisons import OUTCOMES, column_codes
-from bayesrank.errors import InputError
+from bayesrank.data.rows import PairCounts, PairRows
+from bayesrank.errors import ExclusionLog, InputError
 
-
-@dataclass
-class PairCounts:
-    """Counts per unordered pair: ``i < j`` index into ``players``; float arrays of length R."""
-
-    players: np.ndarray
-    i: np.ndarray
-    j: np.ndarray
-    wins_i: np.ndarray
-    wins_j: np.ndarray
-    ties: np.ndarray
-
-    @property
-    def n_players(self) -> int:
-        return len(self.players)
-
-    @property
-    def n_pairs(self) -> int:
-        return len(self.i)
-
-    @property
-    def total(self) -> np.ndarray:
-        return self.wins_i + self.wins_j + self.ties
-
-    @property
-    def counts(self) -> np.ndarray:
-        """(R, 3) array of [wins_i, wins_j, ties]."""
-        return np.column_stack([self.wins_i, self.wins_j, self.ties])
-
-    def with_counts(self, counts: np.ndarray) -> "PairCounts":
-        """Same pairs, new (R, 3) counts."""
-        c = np.asarray(counts, dtype=float)
-        return PairCounts(self.players, self.i, self.j, c[:, 0].copy(), c[:, 1].copy(), c[:, 2].copy())
-
-    def matches_per_player(self) -> np.ndarray:
-        """Weighted number of comparisons each player took part in."""
-        k = self.n_players
-        return np.bincount(self.i, self.total, k) + np.bincount(self.j, self.total, k)
-
-    def frame(self) -> pd.DataFrame:
-        """One row per pair: player_a, player_b (the glossary's names), wins_a, wins_b, ties."""
-        return pd.DataFrame(
-            {
-                "player_a": self.players[self.i],
-                "player_b": self.players[self.j],
-                "wins_a": self.wins_i,
-                "wins_b": self.wins_j,
-                "ties": self.ties,
-            }
-        )
-
-    def index_of(self, name: str) -> int:
-        hit = np.flatnonzero(self.players == name)
-        if len(hit) == 0:
-            close = [p for p in self.players if str(name).lower() in str(p).lower()][:5]
-            raise InputError(f"unknown player {name!r}" + (f"; did you mean one of {close}?" if close else ""))
-        return int(hit[0])
+__all__ = ["PairCounts", "PairRows", "aggregate", "pair_rows", "comparison_graph", "GraphReport", "win_edges",
+           "win_graph", "split_components", "finite_core"]
 
 
 def _outcome_codes(col: pd.Series) -> np.ndarray:
@@ -112,14 +61,82 @@ def aggregate(comparisons, players=None) -> PairCounts:
         c = np.zeros((len(uniq), 3))
         np.add.at(c, (inv, cell), w)
         i, j = uniq // k, uniq % k
-    return PairCounts(
-        players=names,
-        i=np.asarray(i, dtype=np.int64),
-        j=np.asarray(j, dtype=np.int64),
-        wins_i=np.ascontiguousarray(c[:, 0]),
-        wins_j=np.ascontiguousarray(c[:, 1]),
-        ties=np.ascontiguousarray(c[:, 2]),
-    )
+    return PairRows(names, i, j, counts=c)
+
+
+def _codes(comparisons, players=None):
+    """(player names, a codes, b codes, weights, outcome codes) of the comparisons' rows."""
+    f = comparisons.frame
+    (ca, ua), (cb, ub) = column_codes(f["model_a"]), column_codes(f["model_b"])
+    names = np.asarray(players, dtype=object) if players is not None else comparisons.players
+    lookup = pd.Index(names)
+    ia, ib = lookup.get_indexer(ua)[ca], lookup.get_indexer(ub)[cb]
+    if (ia < 0).any() or (ib < 0).any():
+        raise InputError("players= does not contain every player in the comparisons")
+    return names, ia.astype(np.int64), ib.astype(np.int64), f["weight"].to_numpy(dtype=float), _outcome_codes(f["outcome"])
+
+
+def pair_rows(comparisons, style=(), transform: str = "normalized_diff", standardize: str = "center_scale",
+              cluster: str | None = None, ordered: bool = False, per_comparison: bool = False) -> PairRows:
+    """:class:`PairRows` of :class:`~bayesrank.data.comparisons.Comparisons` for a model:
+
+    - no features, no ``cluster``, unordered: :func:`aggregate` (one row per unordered pair);
+    - ``ordered`` (a position effect): one row per *ordered* pair (player ``i`` listed first);
+    - ``cluster`` (a column, e.g. the prompt): one row per cluster and pair, with the cluster codes;
+    - ``style`` (feature column pairs ``"A_COL:B_COL,..."``, :mod:`bayesrank.data.features`): one row
+      per comparison (``unit=True``) with the feature differences; rows of zero weight are excluded
+      and counted. ``per_comparison=True`` gives one row per comparison also without features (the
+      row-level audits act on comparisons).
+    """
+    from bayesrank.data import features as feat
+
+    pairs = feat.parse_style(style)
+    log = ExclusionLog(dict(comparisons.excluded.counts), {k: list(v) for k, v in comparisons.excluded.examples.items()})
+    if not pairs and cluster is None and not ordered and not per_comparison:
+        rows = aggregate(comparisons)
+        rows.excluded = log
+        return rows
+    frame = comparisons.frame
+    names, ia, ib, w, oc = _codes(comparisons)
+    if pairs or per_comparison:
+        feat.check_options(transform, standardize)
+        keep = w > 0
+        log.add("zero weight", int((~keep).sum()), [int(r) for r in np.flatnonzero(~keep)[:5]])
+        if not keep.all():
+            from bayesrank.data.comparisons import carry_places
+
+            kept = frame[keep].reset_index(drop=True)
+            frame, ia, ib, w, oc = carry_places(frame, kept, np.flatnonzero(keep)), ia[keep], ib[keep], w[keep], oc[keep]
+        if len(frame) == 0:
+            raise InputError("no battles left after exclusions: " + log.report())
+        used = np.unique(np.concatenate([ia, ib]))
+        remap = np.full(len(names), -1)
+        remap[used] = np.arange(len(used))
+        counts = np.zeros((len(frame), 3))
+        counts[np.arange(len(frame)), oc] = w
+        X, fnames, info = feat.feature_matrix(frame, pairs, w, transform, standardize)
+        rows = PairRows(names[used], remap[ia], remap[ib], counts=counts, X=X, features=fnames, transform=info,
+                        cluster=feat.cluster_codes(frame, cluster), cluster_name=cluster, unit=True,
+                        ordered=True, excluded=log)
+        feat.warn_if_centred_reference(rows, standardize)
+        return rows
+    k = len(names)
+    if ordered:
+        lo, hi, cell = ia, ib, oc
+    else:
+        lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
+        cell = np.where(oc == 2, 2, np.where((oc == 0) ^ (ia > ib), 0, 1))  # 0: the lower index wins
+    key = lo * k + hi
+    codes = None
+    if cluster is not None:
+        codes = feat.cluster_codes(frame, cluster)
+        key = codes * (k * k) + key
+    uniq, inv = np.unique(key, return_inverse=True)
+    c = np.zeros((len(uniq), 3))
+    np.add.at(c, (inv, cell), w)
+    pair = uniq % (k * k)
+    return PairRows(names, pair // k, pair % k, counts=c, cluster=None if codes is None else uniq // (k * k),
+                    cluster_name=cluster, ordered=ordered, excluded=log)
 
 
 @dataclass

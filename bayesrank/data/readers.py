@@ -231,6 +231,29 @@ def mapped_layout(names, fmt: str, columns: dict, judge_cols: list, path_columns
     return lay
 
 
+def read_pairwise(data, format: str = "auto", judge: str | None = None, on_invalid: str = "raise", **kwargs):
+    """The one entry point for pairwise data of a Bradley–Terry fit or audit: :class:`PairRows` (pair
+    counts included) are returned as they are; a folder or glob of Parquet/CSV files (without
+    ``path_pattern``/``encoding``/``join``) is streamed out of core to pair counts
+    (:func:`bayesrank.data.streaming.aggregate_files`); anything else — a file, a bundled dataset
+    name, a DataFrame, a pair-count dict, :class:`Comparisons` — is read by :func:`read_comparisons`
+    with the same options."""
+    from bayesrank.data.rows import PairRows
+
+    if isinstance(data, PairRows):
+        if any(v for k, v in kwargs.items() if k in ("columns", "outcome_map", "judge_cols")):
+            raise InputError("columns=/outcome_map=/judge_cols= apply when reading a file or a DataFrame; "
+                             "these are already pair rows")
+        return data
+    if isinstance(data, (str, Path)):
+        from bayesrank.data.streaming import aggregate_files, is_collection
+
+        if is_collection(data) and not any(kwargs.get(k) for k in ("path_pattern", "encoding", "join")):
+            return aggregate_files(data, format=format, judge=judge, on_invalid=on_invalid,
+                                   **{k: v for k, v in kwargs.items() if v is not None})
+    return read_comparisons(data, format=format, judge=judge, on_invalid=on_invalid, **kwargs)
+
+
 def _require(df: pd.DataFrame, cols, fmt: str) -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing:

@@ -19,7 +19,6 @@ index labels).
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,16 +35,17 @@ SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "
 OPTIONAL_COLUMNS = ("judge", "worker", "annotator", "weight", "score", "tie_kind")
 
 
-@dataclass
 class StreamedCounts(PairCounts):
     """:class:`PairCounts` of every row in ``files`` (usable wherever pair counts are, e.g.
-    ``BradleyTerry(aggregate_files("votes/"))``), plus what was excluded on the way."""
+    ``BradleyTerry(aggregate_files("votes/"))``), plus what was excluded on the way (``excluded``)."""
 
-    excluded: ExclusionLog = field(default_factory=ExclusionLog)
-    rows: int = 0
-    files: list[str] = field(default_factory=list)
-    format: str = ""
-    notes: list = field(default_factory=list)
+    def __init__(self, players, i, j, wins_i, wins_j, ties, *, excluded: ExclusionLog | None = None, rows: int = 0,
+                 files: list[str] | None = None, format: str = "", notes: list | None = None):
+        super().__init__(players, i, j, wins_i, wins_j, ties, excluded=excluded)
+        self.rows = rows
+        self.files = list(files or [])
+        self.format = format
+        self.notes = list(notes or [])
 
     def __repr__(self) -> str:
         return (f"StreamedCounts({self.rows} rows in {len(self.files)} files, format {self.format}: "
@@ -208,7 +208,7 @@ class _CountAccumulator:
         codes = np.array([self.code.setdefault(p, len(self.code)) for p in pc.players], dtype=np.int64)
         gi, gj = codes[pc.i], codes[pc.j]
         flip = gi > gj  # orient every pair as (lower code, higher code): swap the win columns
-        c = pc.counts
+        c = pc.counts.copy()
         c[flip] = c[flip][:, [1, 0, 2]]
         keys = np.minimum(gi, gj) * (1 << 32) + np.maximum(gi, gj)
         self.keys, inv = np.unique(np.concatenate([self.keys, keys]), return_inverse=True)
@@ -229,8 +229,7 @@ class _CountAccumulator:
         i, j = np.minimum(a, b), np.maximum(a, b)
         pairs = np.lexsort((j, i))
         c = c[pairs]
-        return PairCounts(players=names[order], i=i[pairs], j=j[pairs], wins_i=np.ascontiguousarray(c[:, 0]),
-                          wins_j=np.ascontiguousarray(c[:, 1]), ties=np.ascontiguousarray(c[:, 2]))
+        return PairCounts(names[order], i[pairs], j[pairs], counts=c)
 
 
 def count_frame(df, fmt: str, label: str, judge=None, on_invalid="raise", origin: Origin | None = None,

@@ -52,6 +52,8 @@ def check_ci_aware(ci_aware: bool, obj, objective: str) -> None:
 SIGNIFICANCE_COVARIANCE = {
     "fisher": "inverse observed information H^-1 (Fisher)",
     "sandwich": "sandwich H^-1 B H^-1 (ties scored as half-wins: the review's and bt.fit's default interval)",
+    "cluster": "cluster-robust sandwich H^-1 (sum_c S_c S_c^T) H^-1 with statsmodels' CRV1 factor (clustered data: "
+               "the review's and bt.fit's default interval)",
 }
 
 
@@ -64,21 +66,20 @@ def significance_covariance(obj, state: BTState) -> str:
 
 def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, **read_options):
     """A file path, bundled dataset name or DataFrame read as
-    :class:`~bayesrank.data.comparisons.Comparisons` (``read_options``: ``columns``, ``outcome_map``,
-    ``judge_cols``, ``encoding``, ``path_pattern`` of :func:`~bayesrank.data.read_comparisons`);
-    anything else is returned as is."""
+    :class:`~bayesrank.data.comparisons.Comparisons` (a folder or glob streamed to pair counts) by
+    the one reader entry point :func:`bayesrank.data.readers.read_pairwise` (``read_options``:
+    ``columns``, ``outcome_map``, ``judge_cols``, ``encoding``, ``path_pattern`` of
+    :func:`~bayesrank.data.read_comparisons`); anything else is returned as is."""
     read_options = {k: v for k, v in read_options.items() if v is not None}
     if not isinstance(data, (str, Path, pd.DataFrame)):
         if read_options:
             raise InputError(f"columns=/outcome_map=/judge_cols= apply when reading a file or a DataFrame, "
                              f"not {type(data).__name__}")
         return data
-    from bayesrank.data.readers import read_comparisons
-    from bayesrank.datasets import resolve
+    from bayesrank.data.readers import read_pairwise
 
-    src = data if isinstance(data, pd.DataFrame) else resolve(data)
-    return read_comparisons(src, format=data_format, on_invalid="exclude" if exclude_invalid else "raise",
-                            **read_options)
+    return read_pairwise(data, format=data_format, on_invalid="exclude" if exclude_invalid else "raise",
+                         **read_options)
 
 
 def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,

@@ -5,10 +5,12 @@
         [--target NAME --goal promote|demote] [--budget N] [--robustness] [--certify S]
         [--seed N] [--json PATH] [--plots DIR]
     bayesrank audit DATA --style A_COL:B_COL[,...] [--style-transform T] [--style-standardize S]
-        [--actions drop,flip,add] [same objective, budget, CI and output flags]
+        [--position-effect] [--cluster COL] [--actions drop,flip,add] [same objective, budget, CI and output flags]
 
-The audit itself is :func:`bayesrank.influence.audit` (with ``--style``: the style-controlled BT,
-:func:`bayesrank.influence.covariates.audit_report`); this module parses, prints and writes.
+The audit itself is :func:`bayesrank.influence.audit` (with ``--style``, ``--cluster`` or
+``--position-effect``: the row-level BT of that model, :func:`bayesrank.influence.covariates.audit_report`,
+whose actions act on comparisons and whose significance mode uses the model's default interval —
+cluster-robust when clustered); this module parses, prints and writes.
 """
 
 from __future__ import annotations
@@ -64,11 +66,11 @@ def register(subparsers) -> None:
     p.add_argument("--certify", type=positive_int, default=None, metavar="S",
                    help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
     add_output_args(p, level=True, seed=True, plots=True)
-    from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level
+    from bayesrank.cli_args import add_model_args
 
-    add_style_model_args(p, "audit the style-controlled BT (the model of `bayesrank fit --style`): per-battle feature "
-                            "columns of player a and player b, e.g. len_a:len_b; drop, flip and add act on battles "
-                            "carrying their features")
+    add_model_args(p, "audit the style-controlled BT (the model of `bayesrank fit --style`): per-battle feature "
+                      "columns of player a and player b, e.g. len_a:len_b; drop, flip and add act on battles "
+                      "carrying their features")
     p.set_defaults(func=run)
 
 
@@ -115,15 +117,21 @@ def print_report(out, report, shown) -> None:
             out.print(f"{action}: {res.reason}")
 
 
+def row_level(args) -> bool:
+    """``--style``, ``--cluster`` or ``--position-effect``: the audit runs on the comparison rows of
+    that model (:func:`bayesrank.influence.covariates.audit_report`), not on pair counts."""
+    return args.style is not None or args.cluster is not None or bool(args.position_effect)
+
+
 def style_flag_errors(args) -> None:
-    """One-line InputErrors for flags the style-controlled audit does not have."""
-    if args.style is None:
+    """One-line InputErrors for flags the row-level audit does not have."""
+    if not row_level(args):
         return
     given = [flag for flag, on in (("--robustness", args.robustness), ("--certify", args.certify is not None),
                                    ("--min-matches", args.min_matches is not None)) if on]
     if given:
-        raise InputError(f"{', '.join(given)} not available with --style (the style-controlled audit runs the "
-                         "objective's audit per action: drop, flip, add)")
+        raise InputError(f"{', '.join(given)} not available with --style/--cluster/--position-effect (the row-level "
+                         "audit runs the objective's audit per action: drop, flip, add)")
 
 
 def read_data(args):
@@ -143,7 +151,7 @@ def run(args) -> int:
     from bayesrank.report import console
 
     style_flag_errors(args)
-    if args.style is not None:
+    if row_level(args):
         return run_style(args)
     import pandas as pd
 
@@ -187,7 +195,9 @@ def run(args) -> int:
 
 
 def run_style(args) -> int:
-    """``bayesrank audit DATA --style ...``: the style-controlled BT's audit of the objective per action."""
+    """``bayesrank audit DATA --style ... | --cluster COL | --position-effect``: the row-level BT's audit of
+    the objective per action (drop, flip, add battles with their covariates; the significance mode uses
+    the model's default interval: cluster-robust when clustered)."""
     from bayesrank.cli_args import write_outputs
     from bayesrank.influence.covariates import audit_report
     from bayesrank.report import console
@@ -199,7 +209,8 @@ def run_style(args) -> int:
                               ties=args.ties, ridge=args.ridge, transform=args.style_transform,
                               standardize=args.style_standardize, ci_mode=args.ci_mode, ci_ratio=args.ci_ratio,
                               tau_threshold=args.tau_threshold, data_format=args.format,
-                              exclude_invalid=args.exclude_invalid, progress=progress)
+                              exclude_invalid=args.exclude_invalid, progress=progress, cluster=args.cluster,
+                              position_effect=args.position_effect)
     print_report(out, report, report.table().drop(columns=["reason"]))
     write_outputs(out, report, args, {"style_audit.png": report.plot})
     return 0

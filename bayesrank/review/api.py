@@ -94,7 +94,10 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``budget``: the audits' action budget (default 5% of the comparisons).
     ``all_ranks``: the page's leaderboard shows every rank column (default: the simultaneous rank set).
     ``style="A:B,..."`` (with ``style_transform``, ``style_standardize`` as ``bayesrank fit --style``)
-    answers every claim again under style control.
+    answers every claim again under style control. ``cluster="COL"`` and ``position_effect=True``
+    change the Bradley–Terry model every fit uses (cluster-robust intervals; an intercept for the
+    first-listed side): the frequentist and Bayesian answers are about that model; the perturbation
+    answers audit the model's point estimate on the comparisons (see docs/review.md).
     """
     import warnings
 
@@ -181,14 +184,17 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
                        ("chains", ("pairwise", "judges", "items")), ("rank", ("judges",))):
         if key in options and kind not in kinds:
             raise InputError(f"--{key} applies to {' and '.join(kinds)} data (this is {kind} data)")
-    item_options = {k: options.pop(k) for k in ("cluster",) if k in options}
-    if item_options and kind != "items":
-        raise InputError(f"--{next(iter(item_options))} applies to per-item results (--kind items) only "
-                         f"(this is {kind} data)")
+    if options.get("cluster") and kind not in ("items", "pairwise", "judges"):
+        raise InputError(f"--cluster applies to per-item results and pairwise battles (this is {kind} data)")
+    item_options = {"cluster": options.pop("cluster")} if kind == "items" and "cluster" in options else {}
     if grid_options and kind not in ("grid", "items"):
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
-    if options.get("style") and kind not in ("pairwise", "judges"):
-        raise InputError(f"--style applies to pairwise battles only (this is {kind} data)")
+    for flag, key in (("--style", "style"), ("--position-effect", "position_effect")):
+        if options.get(key) and kind not in ("pairwise", "judges"):
+            raise InputError(f"{flag} applies to pairwise battles only (this is {kind} data)")
+    for key in ("cluster", "position_effect"):
+        if key in options and not options[key]:
+            options.pop(key)
     all_ranks = bool(options.pop("all_ranks", False))
     if all_ranks and kind not in ("pairwise", "judges"):
         raise InputError(f"--all-ranks applies to pairwise and judge data only (this is {kind} data)")

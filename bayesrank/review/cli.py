@@ -66,14 +66,12 @@ def register(sub) -> None:
     p.add_argument("--md", default=None, metavar="PATH", help="write the Markdown twin")
     p.add_argument("--json", default=None, metavar="PATH", help="write the JSON (schema-validated)")
     declare_outputs(p, html=("--html", "file"), md=("--md", "file"), json=("--json", "file"))
-    from bayesrank.bt.style_cli import add_style_model_args  # standard library only at module level
+    from bayesrank.cli_args import add_model_args
 
-    add_style_model_args(p, "also answer every claim under style control (per-battle feature columns of each side, "
-                            "e.g. len_a:len_b); pairwise battles only")
-    it = p.add_argument_group("per-item results (items kind; --metric, --models, --benchmarks also apply)")
-    it.add_argument("--cluster", default=None, metavar="COL",
-                    help="column grouping items (task family, repository, passage): cluster-robust tests, whole "
-                         "clusters as perturbation units")
+    add_model_args(p, "also answer every claim under style control (per-battle feature columns of each side, "
+                      "e.g. len_a:len_b); pairwise battles only")
+    # --cluster (add_model_args) also serves per-item results: the column grouping items (task family,
+    # repository, passage): cluster-robust tests, whole clusters as perturbation units
     g = p.add_argument_group("grid data")
     g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
     g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
@@ -137,7 +135,7 @@ def _fit_options(args) -> dict:
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
             "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster,
-            "all_ranks": args.all_ranks or None}
+            "all_ranks": args.all_ranks or None, "position_effect": args.position_effect or None}
     if args.style:  # the style model's feature options (bayesrank fit --style's)
         opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
     elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):

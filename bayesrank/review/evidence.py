@@ -70,12 +70,13 @@ def unit_shares(state, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     :class:`~bayesrank.influence.covariates.state.StyleState` — the per-comparison share
     ``v = c (xᵀu)²``, the comparisons ``w`` it stands for and its cluster code (None: no clusters)."""
     data = getattr(state, "data", None)
-    if data is not None and hasattr(data, "freq"):  # row level, with covariates
-        rows = np.flatnonzero(data.freq > 0)
+    if data is not None and hasattr(state, "per_battle"):  # row level (comparison rows), with covariates
+        freq = data.total
+        rows = np.flatnonzero(freq > 0)
         xu = state.x_dot(rows, u)
         _, _, curv = state.per_battle(rows)
         cluster = None if getattr(data, "cluster", None) is None else np.asarray(data.cluster)[rows]
-        return curv * xu**2, data.freq[rows], cluster
+        return curv * xu**2, freq[rows], cluster
     c = state.counts
     _, curv, _ = state.derivatives(c.i, c.j)
     xu = u[c.i] - u[c.j]

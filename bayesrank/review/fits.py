@@ -32,12 +32,13 @@ N_BOOT = 200
 
 
 def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, draws: int = 500, chains: int = 4,
-            progress=None, ridge: float = 0.0, tune: int | None = None) -> dict:
+            progress=None, ridge: float = 0.0, tune: int | None = None, cluster: str | None = None,
+            position_effect: bool = False) -> dict:
     """Every fit of the table above (``ridge``: the MLE-based fits' L2 penalty; ``tune``: NUTS
-    tuning steps, default ``draws``)."""
+    tuning steps, default ``draws``; ``cluster``, ``position_effect``: the model's terms)."""
     from bayesrank.bt import BradleyTerry
 
-    bt = BradleyTerry(comps, level=level, ridge=ridge)
+    bt = BradleyTerry(comps, level=level, ridge=ridge, cluster=cluster, position_effect=position_effect)
     fits = {}
 
     def step(label, fn):
@@ -81,7 +82,8 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
         return base
     from bayesrank.bt import BradleyTerry
 
-    half = BradleyTerry(bt.counts, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge)
+    half = BradleyTerry(bt.rows, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge,
+                        position_effect=bt.position, beta_sigma=bt.beta_sigma)
     if fast or not nuts:
         post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
     else:
@@ -100,7 +102,7 @@ RETRY_TARGET_ACCEPT = 0.95
 
 
 def nuts_fit(model, *, draws: int, chains: int, seed: int, progress=None, tune: int | None = None, **kw):
-    """NUTS on ``model`` (``BradleyTerry`` or ``StyleBT``: ``.fit("nuts", ...)``), re-run once with
+    """NUTS on ``model`` (a ``BradleyTerry`` of any model: ``.fit("nuts", ...)``), re-run once with
     more tuning and a higher target acceptance when the first run fails its convergence checks; the
     first run's diagnostics are kept in ``settings["rerun"]``."""
     tune = draws if tune is None else tune
@@ -134,7 +136,8 @@ def laplace_twin(bt, seed: int = 0, draws: int = 2000):
     from bayesrank.bt import BradleyTerry
 
     ties = bt.tie_model_for("laplace")  # the Bayesian fits' tie model (Davidson when the data have ties; as given)
-    twin = BradleyTerry(bt.counts, ties=ties, ridge=1.0 / bt.prior_sigma**2, level=bt.level)
+    twin = BradleyTerry(bt.rows, ties=ties, ridge=1.0 / bt.prior_sigma**2, beta_ridge=1.0 / bt.beta_sigma**2,
+                        level=bt.level, position_effect=bt.position)
     fit = twin.fit("mle", ci="fisher")
     k = len(fit.players)
     rng = np.random.default_rng(seed)

@@ -83,7 +83,16 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
                           (f"pairwise P(row beats column) for the top {len(top)}",
                            lambda ax: plot_pairwise(default, players=top, level=level, ax=ax),
                            (1.0 + 0.5 * len(top), 0.8 + 0.45 * len(top)))],
-                 data={"interval": default.interval, "rank_methods": ranks.methods()})
+                 data={"interval": default.interval, "rank_methods": ranks.methods(), "model": default.model_description(),
+                       **({"position": default.position} if default.position is not None else {})})
+    if default.position is not None:
+        p = default.position
+        lb.text.append(f"Position effect α (logit added for the side listed first, model_a): {p['coef']:.3f} "
+                       f"[{p['lower']:.3f}, {p['upper']:.3f}] ({default.interval} {level:.0%}); the scores and every "
+                       "claim below are controlled for it.")
+    if default.settings.get("cluster"):
+        lb.text.append(f"Intervals and tests are cluster-robust: {default.settings['n_clusters']:,} clusters of "
+                       f"{default.settings['cluster']} (comparisons within a cluster are dependent).")
     agr = agreement_table(fits)
     text = ["Each method's scores and interval widths against the default MLE fit (all players)."]
     if agr["ties"].nunique() > 1:

@@ -13,12 +13,14 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                     draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
                     reading: dict | None = None, ridge: float = 0.0, tune: int | None = None,
-                    rank="auto", all_ranks: bool = False) -> ReviewReport:
+                    rank="auto", all_ranks: bool = False, cluster: str | None = None,
+                    position_effect: bool = False) -> ReviewReport:
     """``path``: a file or folder (read with ``reading``: columns, outcome_map, judge_cols, encoding,
     path_pattern), a DataFrame or Comparisons. The data are read once; every fit, audit and the
     style-controlled twin use the same validated comparisons. ``ridge`` penalises the frequentist
     fits and the audits' refits (finite scores when a player never won or never lost); ``draws``,
-    ``tune``, ``chains``: NUTS; ``rank``: the HJA consensus's residual rank (judges data)."""
+    ``tune``, ``chains``: NUTS; ``rank``: the HJA consensus's residual rank (judges data);
+    ``cluster``, ``position_effect``: terms of the Bradley–Terry model every fit uses."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import fit_all
@@ -43,7 +45,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
         raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
     fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws, chains=chains, progress=say,
-                   ridge=ridge, tune=tune)
+                   ridge=ridge, tune=tune, cluster=cluster, position_effect=position_effect)
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
@@ -57,7 +59,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     parts = {name: f.diagnostics for name, f in fits.items()}
     from bayesrank.review.clusters import proposal_note, propose
 
-    proposals = propose(comps.frame)
+    proposals = propose(comps.frame, used=cluster)
     notes = [proposal_note(p) for p in proposals]
     if ridge:
         notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
@@ -66,6 +68,12 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     data_sec = next(s for s in secs if s.key == "data")
     data_sec.text += notes
     data_sec.data["cluster_proposals"] = proposals
+    if cluster or position_effect:
+        what = " and ".join(x for x in (f"clusters of {cluster}" if cluster else "",
+                                         "the position effect" if position_effect else "") if x)
+        notes.append(f"The frequentist and Bayesian answers account for {what}; the perturbation answers audit the "
+                     "point estimate on the comparisons one by one, without them (whole-cluster and "
+                     "position-controlled audits: bayesrank audit --cluster/--position-effect).")
     if kind == "judges":
         from bayesrank.review.judges import judge_sections
 

@@ -1,6 +1,6 @@
 """Claims under style control, beside the plain ones (``--style A_COL:B_COL[,...]``).
 
-The style-controlled Bradley–Terry (``bayesrank.bt.style``: logit P(a beats b) = θ_a − θ_b + βᵀd)
+The style-controlled Bradley–Terry (``BradleyTerry(..., style=...)``: logit P(a beats b) = θ_a − θ_b + βᵀd)
 is fitted on the same battles; every claim is answered again on its θ:
 
 * **frequentist**: the same intersection–union contrast test (same sidedness, binding contrast),
@@ -152,22 +152,21 @@ def _options(rel: dict, fragile_below: float, budget) -> dict:
             "fill_steps": n > FILL_ABOVE, "stop_early": False}
 
 
-def style_claims(path, claims, reference_players, reference_theta, *, style: str, level: float,
+def style_claims(comparisons, claims, reference_players, reference_theta, *, style: str, level: float,
                  fragile_below: float, fast: bool, seed: int, budget=None, progress=None,
                  transform: str = "normalized_diff", standardize: str = "center_scale"):
     """(answers, sections, diagnostics parts) under style control. The claims are about the players
-    of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1."""
-    from bayesrank.bt.mle import default_interval
-    from bayesrank.bt.style import StyleBT
+    of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1. ``comparisons``
+    are the review's validated comparisons (read once, with its reader options)."""
+    from bayesrank.bt import BradleyTerry
     from bayesrank.influence.covariates import StyleState
     from bayesrank.review.fits import nuts_fit
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
-    sbt = StyleBT(path, style=style, level=level, transform=transform, standardize=standardize)
-    fractional = bool(((sbt.data.y > 0) & (sbt.data.y < 1)).any())  # ties as half-wins, or a soft judge's shares
-    ci = default_interval("half", fractional)
-    mle = sbt.fit("mle", ci=ci)
+    sbt = BradleyTerry(comparisons, style, level=level, transform=transform, standardize=standardize)
+    mle = sbt.fit("mle")  # the default interval: sandwich with ties as half-wins or a soft judge's shares
+    ci = mle.settings["ci_used"]
     bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
     if ci != "fisher":  # fractional outcomes: the half-win posterior rescaled to the sandwich (review.fits.claims_posterior)
         import dataclasses
@@ -177,7 +176,7 @@ def style_claims(path, claims, reference_players, reference_theta, *, style: str
         adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
         bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}, adjusted to the sandwich")
     freq_view = _theta_view(mle)
-    state = StyleState.fit(sbt.data)
+    state = StyleState.fit(sbt.rows)
     k = len(mle.players)
     ranking = [str(reference_players[i]) for i in np.argsort(-np.asarray(reference_theta), kind="stable")]
     answers = []

@@ -235,12 +235,12 @@ def test_arena_bootstrap_and_gaussian_rank_probabilities_agree(arena_counts):
 
 
 def test_style_controlled_fit_is_analysed_on_its_theta_block():
-    """A StyleFit's covariance covers (θ, β): the rank analysis must use the θ block only. The
+    """A style-controlled fit's covariance covers (θ, β): the rank analysis must use the θ block only. The
     unadjusted pairwise tests reproduce the fit's own rank_ci (1 + players significantly ahead)."""
-    from bayesrank.bt.style import StyleBT, simulate_style_battles
+    from bayesrank.bt.simulate import simulate_style_battles
 
     frame, theta, beta = simulate_style_battles(n_players=6, n_battles=4000, beta=(0.6,), seed=5)
-    fit = StyleBT(frame, style="s0_a:s0_b").fit("mle")
+    fit = BradleyTerry(frame, style="s0_a:s0_b").fit("mle")
     k = len(fit.players)
     assert fit.cov.shape[0] > k  # β is in the covariance
     ra = analyze_ranks(fit, n_sim=2000)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from bayesrank.bt.reweight import inverse_propensity_weights, pair_sampling_table
-from bayesrank.bt.style import battle_data
+from bayesrank.data.aggregate import pair_rows
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import InputError
 
@@ -16,7 +16,7 @@ def data():
     rows = [("A", "B")] * 80 + [("B", "A")] * 20 + [("A", "C")] * 10 + [("C", "B")] * 2
     df = pd.DataFrame(rows, columns=["model_a", "model_b"]).assign(outcome="a")
     df.loc[::3, "outcome"] = "b"
-    return battle_data(Comparisons.from_frame(df))
+    return pair_rows(Comparisons.from_frame(df), per_comparison=True)  # one row per battle
 
 
 def test_weights_closed_form(data):
@@ -25,13 +25,13 @@ def test_weights_closed_form(data):
     raw = np.array([1 / 100] * 100 + [1 / 10] * 10 + [1 / 5] * 2)
     np.testing.assert_allclose(w, raw / raw.mean(), rtol=1e-12)
     # each pair carries the same total weight unless floored: 100·(1/100) = 10·(1/10), and {B,C} = 2·(1/5)
-    t = pair_sampling_table(data.with_rows(weight=w)).set_index(["player_a", "player_b"])
+    t = pair_sampling_table(data.replace(weight=w)).set_index(["player_a", "player_b"])
     assert t.loc[("A", "B"), "n_battles"] == 100 and t.loc[("B", "C"), "n_battles"] == 2
 
 
 def test_frequency_weights_count_as_battles(data):
     """A row standing for f battles counts f times in its pair's count."""
-    agg = data.with_rows(freq=np.where(np.arange(data.n_rows) == 0, 11.0, 1.0))  # first A-B row = 11 battles
+    agg = data.with_counts(data.counts * np.where(np.arange(data.n_rows) == 0, 11.0, 1.0)[:, None])  # first row = 11
     w = inverse_propensity_weights(agg, min_pair_count=0, normalize=False)
     assert w[0] == pytest.approx(1 / 110) and w[-1] == pytest.approx(1 / 2)
 
@@ -42,12 +42,14 @@ def test_bad_floor(data):
 
 
 def test_reweighted_fit_from_pair_counts_equals_fit_from_battles(data):
-    """Pair counts (e.g. streamed files) carry enough for the reweighted plain BT: same fit as rows."""
-    from bayesrank.bt.style import StyleBT, pair_counts
+    """Pair counts (e.g. streamed files) carry enough for the reweighted plain BT: same fit and the
+    same sandwich as one row per battle (the default interval with weights)."""
+    from bayesrank.bt import BradleyTerry
 
-    rows = StyleBT(data, reweight=True, min_pair_count=5).fit("mle", ci="sandwich")
-    cells = StyleBT(pair_counts(data), reweight=True, min_pair_count=5).fit("mle", ci="sandwich")
+    rows = BradleyTerry(data, reweight=True, min_pair_count=5).fit("mle")
+    cells = BradleyTerry(data.pairs(), reweight=True, min_pair_count=5).fit("mle")
+    assert rows.interval == cells.interval == "sandwich"
     np.testing.assert_allclose(cells.score, rows.score, atol=1e-10)
     np.testing.assert_allclose(cells.cov, rows.cov, atol=1e-10)
-    with pytest.raises(InputError, match="individual battles"):
-        StyleBT(pair_counts(data), "x_a:x_b")
+    with pytest.raises(InputError, match="individual comparisons"):
+        BradleyTerry(data.pairs(), "x_a:x_b")

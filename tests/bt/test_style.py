@@ -1,27 +1,39 @@
-"""Style-controlled Bradley–Terry (bayesrank.bt.style): row-level Newton MLE against statsmodels'
-logistic GLM (player contrasts + features), closed forms, simulation with known truth, bootstrap vs
-sandwich, bad input, JSON schema."""
+"""Style-controlled Bradley–Terry (``BradleyTerry(data, style=...)`` on comparison rows): the one
+Newton MLE against statsmodels' logistic GLM (player contrasts + features), closed forms, simulation
+with known truth, bootstrap vs sandwich, bad input, JSON schema."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from bayesrank.bt.style import (
-    StyleBT,
-    battle_data,
-    covariance,
-    feature_name,
-    fit_style_newton,
-    pair_counts,
-    parse_style,
-    simulate_style_battles,
-)
+from bayesrank.bt import BradleyTerry
+from bayesrank.bt.likelihood import tie_model
+from bayesrank.bt.mle import covariance, fit_newton
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.data.aggregate import pair_rows
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.features import feature_name, parse_style
 from bayesrank.errors import InputError, NoFiniteEstimateError
 from bayesrank.protocol import validate
 
 STYLE = "s0_a:s0_b,s1_a:s1_b"
+HALF = tie_model("half")
+
+
+def battle_data(comps, style, ties="half", **kw):
+    """One row per battle with the style features (ties='drop': tie rows removed and counted)."""
+    rows = pair_rows(comps, style, **kw)
+    return rows.without_ties() if ties == "drop" else rows
+
+
+def fit_style_newton(rows, **kw):
+    """The Newton result of the (penalised) MLE on the rows."""
+    return fit_newton(rows, "half", **kw)[3]
+
+
+def _first(res):
+    return res.params[0], res.hessian[0]
 
 
 @pytest.fixture(scope="module")
@@ -57,29 +69,28 @@ def _to_sum_to_zero(k, p):
 def glm(data):
     import statsmodels.api as sm
 
-    model = sm.GLM(data.y, _design(data), family=sm.families.Binomial(), freq_weights=data.freq)
+    model = sm.GLM(data.share, _design(data), family=sm.families.Binomial(), freq_weights=data.total)
     return model.fit(tol=1e-13), model.fit(tol=1e-13, cov_type="HC0")
 
 
 def test_mle_equals_statsmodels_glm(data, glm):
     fisher, hc0 = glm
     res = fit_style_newton(data)
+    params, hess = _first(res)
     k, p = data.n_players, data.n_features
     m = _to_sum_to_zero(k, p)
-    np.testing.assert_allclose(res.params, m @ fisher.params, atol=1e-6)
-    np.testing.assert_allclose(covariance(data, res.params, res.hessian, "fisher"), m @ fisher.cov_params() @ m.T,
+    np.testing.assert_allclose(params, m @ fisher.params, atol=1e-6)
+    np.testing.assert_allclose(covariance(HALF, data, params, hess, "fisher"), m @ fisher.cov_params() @ m.T,
                                atol=1e-6)
-    np.testing.assert_allclose(covariance(data, res.params, res.hessian, "sandwich"), m @ hc0.cov_params() @ m.T,
+    np.testing.assert_allclose(covariance(HALF, data, params, hess, "sandwich"), m @ hc0.cov_params() @ m.T,
                                atol=1e-6)
-    assert res.gradient_norm < 1e-8
+    assert res.gradient_norm[0] < 1e-8
 
 
 def test_no_features_equals_aggregated_bt(data):
     """Without style features the row-level fit is the plain BT MLE on pair counts (bt.mle)."""
-    from bayesrank.bt.mle import fit_newton
-
-    plain = data.without_features()
-    np.testing.assert_allclose(fit_style_newton(plain).params, fit_newton(pair_counts(data), "half")[0], atol=1e-9)
+    plain = data.replace(X=np.zeros((data.n_rows, 0)), features=[], transform={})
+    np.testing.assert_allclose(fit_style_newton(plain).params[0], fit_newton(data.pairs(), "half")[0], atol=1e-9)
 
 
 def test_two_players_closed_form():
@@ -92,16 +103,16 @@ def test_two_players_closed_form():
         rows += [("A", "B", o, xa, xb) for o in ["a"] * wins + ["b"] * losses]
     df = pd.DataFrame(rows, columns=["model_a", "model_b", "outcome", "x_a", "x_b"])
     data = battle_data(Comparisons.from_frame(df), "x_a:x_b", standardize="scale")
-    res = fit_style_newton(data)
+    params = fit_style_newton(data).params[0]
     assert np.allclose(np.abs(data.X[:, 0]), 1.0)
     lp, lm = np.log(30 / 10), np.log(12 / 24)
     delta, beta = (lp + lm) / 2, (lp - lm) / 2
-    np.testing.assert_allclose([res.params[0] - res.params[1], res.params[2]], [delta, beta], atol=1e-10)
+    np.testing.assert_allclose([params[0] - params[1], params[2]], [delta, beta], atol=1e-10)
 
 
 def test_known_truth_recovered():
     frame, theta, beta = simulate_style_battles(n_players=10, n_battles=20000, beta=(0.5, -0.25), seed=3)
-    fit = StyleBT(frame, STYLE).fit("mle")
+    fit = BradleyTerry(frame, STYLE).fit("mle")
     z = (fit.coef - beta) / fit.coef_sd
     assert np.all(np.abs(z) < 4), z
     err = fit.score - theta.loc[fit.players].to_numpy()
@@ -109,7 +120,7 @@ def test_known_truth_recovered():
 
 
 def test_bootstrap_sd_matches_sandwich(data):
-    bt = StyleBT(data)
+    bt = BradleyTerry(data)
     boot = bt.fit("bootstrap", n_boot=400, seed=5)
     sand = bt.fit("mle", ci="sandwich")
     ratio = np.sqrt(np.diag(boot.cov)) / np.sqrt(np.diag(sand.cov))
@@ -121,7 +132,7 @@ def test_bootstrap_sd_matches_sandwich(data):
 
 
 def test_result_protocol_and_rank_change(data, tmp_path):
-    fit = StyleBT(data).fit("mle", ci="sandwich")
+    fit = BradleyTerry(data).fit("mle", ci="sandwich")
     t = fit.table()
     assert list(t.columns) == ["player", "score", "lower", "upper", "rank", "rank_ci", "rank_ub", "plain_score", "plain_rank",
                                "rank_change", "n_matches"]
@@ -134,11 +145,11 @@ def test_result_protocol_and_rank_change(data, tmp_path):
         ahead = sum(s[b] - s[a] > z * np.sqrt(c[a, a] + c[b, b] - 2 * c[a, b]) for b in range(len(s)) if b != a)
         assert fit.rank_ci[a] == 1 + ahead
     d = fit.to_dict()
-    assert d["schema"] == "style_fit" and [s["feature"] for s in d["style"]] == ["s0", "s1"]
+    assert d["schema"] == "fit" and [s["feature"] for s in d["style"]] == ["s0", "s1"]
     fit.to_json(tmp_path / "fit.json")
     bad = dict(d, style=[{"feature": "s0", "coef": "big", "lower": 0, "upper": 1}])
     with pytest.raises(Exception, match="is not of type"):
-        validate(bad, "style_fit")
+        validate(bad, "fit")
     assert "rank_change" in fit.summary()
     fit.plot()
     tree = fit.to_datatree()
@@ -153,7 +164,8 @@ def test_transform_matches_lmarena_definition():
     raw = np.array([0.5, 0.0, 0.0, 1.0])
     np.testing.assert_allclose(d.X[:, 0], (raw - raw.mean()) / raw.std())
     assert d.transform["h"]["mean"] == pytest.approx(raw.mean())
-    np.testing.assert_allclose(d.y, [1, 0, 0.5, 1])
+    np.testing.assert_allclose(d.share, [1, 0, 0.5, 1])
+    np.testing.assert_allclose(d.counts, [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]])
     assert feature_name("len_output_1", "len_output_2") == "len_output"
     assert feature_name("bold_count_a", "bold_count_b") == "bold_count"
     assert feature_name("tokens", "words") == "tokens-words"
@@ -163,7 +175,7 @@ def test_ties_drop_counted(sim):
     frame = sim[0]
     d = battle_data(Comparisons.from_frame(frame), STYLE, ties="drop")
     n_ties = int((frame["outcome"] == "tie").sum())
-    assert d.exclusions.counts["tie (ties='drop')"] == n_ties and d.n_rows == len(frame) - n_ties
+    assert d.excluded.counts["tie (ties='drop')"] == n_ties and d.n_rows == len(frame) - n_ties
 
 
 @pytest.mark.parametrize("spec, match", [
@@ -185,9 +197,9 @@ def test_bad_values_and_options(sim):
         battle_data(Comparisons.from_frame(negative), STYLE)
     battle_data(Comparisons.from_frame(negative), STYLE, transform="diff")  # the signed transform takes them
     with pytest.raises(InputError, match="ties"):
-        battle_data(Comparisons.from_frame(sim[0]), STYLE, ties="davidson")
+        BradleyTerry(sim[0], STYLE, ties="davidsen")
     with pytest.raises(InputError, match="method"):
-        StyleBT(sim[0], STYLE).fit("em")
+        BradleyTerry(sim[0], STYLE).fit("em")
     assert parse_style("a:b, c:d") == [("a", "b"), ("c", "d")]
 
 
@@ -195,69 +207,79 @@ def test_no_finite_mle_raises():
     df = pd.DataFrame({"model_a": ["A", "A", "B", "C"], "model_b": ["B", "C", "C", "A"], "outcome": ["a", "a", "a", "b"],
                        "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
     with pytest.raises(NoFiniteEstimateError, match="finite"):
-        StyleBT(df, "x_a:x_b").fit()  # A never loses
+        BradleyTerry(df, "x_a:x_b").fit()  # A never loses
 
 
 def test_cluster_sandwich_equals_statsmodels_cluster(sim):
-    """Cluster-robust sandwich = statsmodels' GLM cov_type='cluster' without its small-sample factor."""
+    """Cluster-robust sandwich = statsmodels' GLM cov_type='cluster' with its default small-sample
+    factor G/(G−1)·(N−1)/(N−k) (and without it, the raw meat)."""
     import statsmodels.api as sm
 
     frame = sim[0].assign(prompt=np.arange(len(sim[0])) % 97)
     d = battle_data(Comparisons.from_frame(frame), STYLE, cluster="prompt")
-    fit = StyleBT(d).fit("mle", ci="sandwich")
-    assert fit.interval.startswith("sandwich (clustered by prompt, 97 clusters)")
-    ref = sm.GLM(d.y, _design(d), family=sm.families.Binomial()).fit(
-        tol=1e-13, cov_type="cluster", cov_kwds={"groups": d.cluster, "use_correction": False})
+    bt = BradleyTerry(d)
+    fit = bt.fit("mle")
+    assert fit.interval == "cluster-robust sandwich" and fit.settings["n_clusters"] == 97
+    glm = sm.GLM(d.share, _design(d), family=sm.families.Binomial())
+    ref = glm.fit(tol=1e-13, cov_type="cluster", cov_kwds={"groups": d.cluster})
+    raw = glm.fit(tol=1e-13, cov_type="cluster", cov_kwds={"groups": d.cluster, "use_correction": False})
     m = _to_sum_to_zero(d.n_players, d.n_features)
     np.testing.assert_allclose(fit.cov, m @ ref.cov_params() @ m.T, atol=1e-6)
+    params, hess, tm, _ = bt.newton_fit()
+    from bayesrank.bt.mle import constrained_covariance, meat
+
+    hinv = constrained_covariance(hess, d.n_players)
+    np.testing.assert_allclose(hinv @ meat(tm, d, params, cluster=True) @ hinv, m @ raw.cov_params() @ m.T, atol=1e-6)
 
 
 def test_soft_outcomes_equal_split_rows():
     """A battle with fractional outcome y (AlpacaEval's weighted judge) has the same likelihood as
     two rows (a wins with weight y, b wins with weight 1 − y): same point estimate."""
-    from bayesrank.bt.style import soft_battle_data
+    from bayesrank.data.rows import share_rows
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=500, beta=(0.4,), seed=2)
     rng = np.random.default_rng(0)
     frame["p_a"] = np.clip(np.where(frame["outcome"] == "a", 0.8, 0.2) + rng.normal(0, 0.1, len(frame)), 0, 1)
-    soft = soft_battle_data(frame, "model_a", "model_b", "p_a", "s0_a:s0_b")
+    soft = share_rows(frame, "model_a", "model_b", "p_a", "s0_a:s0_b")
     split = pd.concat([frame.assign(outcome="a", weight=frame["p_a"]), frame.assign(outcome="b", weight=1 - frame["p_a"])])
     hard = battle_data(Comparisons.from_frame(split, weight="weight"), "s0_a:s0_b")
     np.testing.assert_allclose(fit_style_newton(soft).params, fit_style_newton(hard).params, atol=1e-9)
-    assert soft.n_rows == len(frame) and soft.n_comparisons == len(frame)
+    assert soft.n_rows == len(frame) and soft.n_comparisons == len(frame) and soft.fractional
+    with pytest.raises(InputError, match="shares"):
+        BradleyTerry(soft, ties="davidson")
 
 
 def test_zero_weight_rows_counted():
     df = pd.DataFrame({"model_a": ["A", "B", "A", "B"], "model_b": ["B", "A", "B", "A"], "outcome": ["a", "a", "b", "b"],
                        "w": [1.0, 0.0, 2.0, 1.0], "x_a": [1, 2, 3, 4], "x_b": [2, 2, 1, 1]})
     d = battle_data(Comparisons.from_frame(df, weight="w"), "x_a:x_b")
-    assert d.exclusions.counts == {"zero weight": 1} and d.n_rows == 3 and d.n_comparisons == 4.0
+    assert d.excluded.counts == {"zero weight": 1} and d.n_rows == 3 and d.n_comparisons == 4.0
 
 
 def test_cluster_bootstrap_matches_cluster_sandwich(sim):
     """Resampling whole clusters (prompts) estimates the same SDs as the cluster-robust sandwich."""
     frame = sim[0].assign(prompt=np.arange(len(sim[0])) % 150)
-    bt = StyleBT(battle_data(Comparisons.from_frame(frame), STYLE, cluster="prompt"))
+    bt = BradleyTerry(battle_data(Comparisons.from_frame(frame), STYLE, cluster="prompt"))
     boot = bt.fit("bootstrap", n_boot=300, seed=2)
-    sand = bt.fit("mle", ci="sandwich")
-    assert "resamples of clusters of prompt" in boot.interval
+    sand = bt.fit("mle", ci="cluster")
+    assert boot.settings["resampled"] == "clusters of prompt"
     ratio = np.sqrt(np.diag(boot.cov)) / np.sqrt(np.diag(sand.cov))
     # MC SE of an SD from 300 resamples ≈ 4.1%; 150 clusters add O(1/150) bias: 15% is > 3 SE
     assert np.all(np.abs(ratio - 1) < 0.15), ratio
 
 
-def test_soft_battle_data_bad_input():
-    from bayesrank.bt.style import soft_battle_data
+def test_share_rows_bad_input():
+    from bayesrank.data.rows import share_rows
 
     df = pd.DataFrame({"g": ["A", "B", "A"], "r": ["R", "R", "R"], "p": [0.2, np.nan, 0.9], "la": [1, 2, 3], "lb": [2, 2, 2]})
-    d = soft_battle_data(df, "g", "r", "p", "la:lb")
-    assert d.exclusions.counts == {"missing p": 1} and d.n_rows == 2
+    d = share_rows(df, "g", "r", "p", "la:lb")
+    assert d.excluded.counts == {"missing p": 1} and d.n_rows == 2
     with pytest.raises(InputError, match=r"outside \[0, 1\]"):
-        soft_battle_data(df.assign(p=[0.2, 1.5, 0.3]), "g", "r", "p")
+        share_rows(df.assign(p=[0.2, 1.5, 0.3]), "g", "r", "p")
     with pytest.raises(InputError, match="self-comparisons"):
-        soft_battle_data(df.assign(r=["A", "R", "R"]), "g", "r", "p")
+        share_rows(df.assign(r=["A", "R", "R"]), "g", "r", "p")
     with pytest.raises(InputError, match="no column 'q'"):
-        soft_battle_data(df, "g", "r", "q")
+        share_rows(df, "g", "r", "q")
 
 
 def test_separating_feature_raises():
@@ -270,18 +292,18 @@ def test_separating_feature_raises():
     df = pd.DataFrame({"model_a": [f"p{i}" for i in a], "model_b": [f"p{i}" for i in b],
                        "outcome": np.where(xa > xb, "a", "b"), "x_a": xa, "x_b": xb})
     with pytest.raises(NoFiniteEstimateError, match="separate"):
-        StyleBT(df, "x_a:x_b").fit()
-    fit = StyleBT(df, "x_a:x_b", beta_ridge=1.0).fit()  # a ridge on β gives a finite answer
+        BradleyTerry(df, "x_a:x_b").fit()
+    fit = BradleyTerry(df, "x_a:x_b", beta_ridge=1.0).fit()  # a ridge on β gives a finite answer
     assert np.isfinite(fit.coef).all() and fit.coef[0] > 3
 
 
 def test_centring_with_a_reference_in_every_battle_warns():
     """AlpacaEval-shaped data (one reference player in every battle): centred features act as a
-    position effect that moves only the reference, so battle_data warns and names the fix; scaled
+    position effect that moves only the reference, so pair_rows warns and names the fix; scaled
     features and data without such a player do not warn."""
     import warnings
 
-    from bayesrank.bt.style import CentredReferenceWarning
+    from bayesrank.data.features import CentredReferenceWarning
 
     rng = np.random.default_rng(0)
     n = 300

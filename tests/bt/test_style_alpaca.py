@@ -75,15 +75,15 @@ def test_plain_fit_reproduces_published_raw_win_rate_order(printed):
 
 def test_scores_equal_statsmodels(example):
     data, _ = example.load("normalized_diff")
-    from bayesrank.bt.style import fit_style_newton
+    from bayesrank.bt.mle import fit_newton
 
-    res = fit_style_newton(data)
+    params = fit_newton(data, "half")[0]
     scores, beta = _glm_scores("normalized_diff")
     k = data.n_players
     ref = data.index_of("gpt4_1106_preview")
-    ours = pd.Series(res.params[:k] - res.params[ref], index=data.players)
+    ours = pd.Series(params[:k] - params[ref], index=data.players)
     np.testing.assert_allclose(ours.loc[scores.index], scores, atol=1e-6)
-    np.testing.assert_allclose(res.params[k] / data.transform["len_output"]["sd"], beta, rtol=1e-6)
+    np.testing.assert_allclose(params[k] / data.transform["len_output"]["sd"], beta, rtol=1e-6)
 
 
 AUDIT_EXAMPLE = EXAMPLE.with_name("style_alpaca_audit.py")
@@ -123,7 +123,7 @@ def test_top1_flip_audit_on_alpaca_eval_verified_by_statsmodels():
         assert int(row["budget"]) == res.budget == len(res.actions)  # one battle per flip (frequency 1)
         assert f"{row['budget']}" in buf.getvalue()
         data = out["models"][name].data
-        y = data.y.copy()
+        y = data.share.copy()
         y[res.actions["row"].to_numpy()] = res.actions["y_new"].to_numpy()
         assert glm_top(data, y) == res.final_top[0] != tops[name]
         y[int(res.actions["row"].iloc[-1])] = res.actions["y"].iloc[-1]  # undo the last flip
@@ -164,11 +164,11 @@ def test_tau_and_ci_flip_audits_on_alpaca_eval_verified_by_statsmodels():
     ci = out["audits"][("length-controlled BT", "ci-trace", "flip")]
     for res in (tau, ci):
         assert res.broken and res.verified and res.budget == len(res.actions)  # frequency 1: one battle per row
-    y = data.y.copy()
+    y = data.share.copy()
     y[tau.actions["row"].to_numpy()] = tau.actions["y_new"].to_numpy()
     assert kendalltau(glm(y)[0], st.theta).statistic <= 0.9
     y[int(tau.actions["row"].iloc[-1])] = tau.actions["y"].iloc[-1]  # undo the last flip
     assert kendalltau(glm(y)[0], st.theta).statistic > 0.9
-    y = data.y.copy()
+    y = data.share.copy()
     y[ci.actions["row"].to_numpy()] = ci.actions["y_new"].to_numpy()
-    assert glm(y)[1] >= 1.5 * glm(data.y)[1]
+    assert glm(y)[1] >= 1.5 * glm(data.share)[1]

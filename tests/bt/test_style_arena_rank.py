@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesrank.bt.style import StyleBT, battle_data, simulate_style_battles, style_feature
-from bayesrank.data.comparisons import Comparisons
+from bayesrank.bt import BradleyTerry
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.data.features import style_feature
 
 ALPHA = 400 / np.log(10)
 STYLE = "s0_a:s0_b,s1_a:s1_b"
@@ -53,10 +54,10 @@ def test_contextual_bt_matches_arena_rank(sim, reweighted, reg):
     default ridge on β (reg = 1)."""
     ds, out = _arena_fit(sim, reweighted, reg)
     n = len(sim)
-    bt = StyleBT(sim, STYLE, reweight=reweighted, min_pair_count=50, beta_ridge=reg * n)
-    np.testing.assert_allclose(bt.data.X, np.asarray(ds.features), atol=1e-12)
+    bt = BradleyTerry(sim, STYLE, reweight=reweighted, min_pair_count=50, beta_ridge=reg * n)
+    np.testing.assert_allclose(bt.rows.X, np.asarray(ds.features), atol=1e-12)
     if reweighted:
-        np.testing.assert_allclose(bt.data.weight, np.asarray(ds.weights), rtol=1e-12)
+        np.testing.assert_allclose(bt.rows.weight, np.asarray(ds.weights), rtol=1e-12)
     fit = bt.fit("mle", ci="sandwich")
     idx = pd.Index(out["competitors"]).get_indexer(fit.players)
     theta_arena = (np.asarray(out["ratings"])[idx] - 1000) / ALPHA
@@ -65,7 +66,7 @@ def test_contextual_bt_matches_arena_rank(sim, reweighted, reg):
     if reg == 0:  # arena-rank's ridge correction of the meat is not a sandwich of the penalised loss: compare at reg = 0
         sd_arena = np.sqrt(np.asarray(out["variances"])[idx]) / ALPHA
         np.testing.assert_allclose(sd_arena, np.sqrt(np.diag(fit.cov))[: len(idx)], rtol=1e-4)
-    assert reg == 0 or np.all(np.abs(fit.coef) < np.abs(StyleBT(sim, STYLE, reweight=reweighted).fit().coef))
+    assert reg == 0 or np.all(np.abs(fit.coef) < np.abs(BradleyTerry(sim, STYLE, reweight=reweighted).fit().coef))
 
 
 def test_plain_reweighted_bt_matches_arena_rank(sim):
@@ -77,7 +78,7 @@ def test_plain_reweighted_bt_matches_arena_rank(sim):
     ds = PairDataset.from_pandas(_arena_frame(sim), reweighted=True, min_pair_count=50)
     m = ArenaBT(len(ds.competitors), hessian_reg=1e-6, ftol=1e-15, gtol=1e-12, max_iter=5000)
     out = m.compute_ratings_and_cis(ds, ci_method="sandwich")
-    fit = StyleBT(battle_data(Comparisons.from_frame(sim)), reweight=True, min_pair_count=50).fit("mle", ci="sandwich")
+    fit = BradleyTerry(sim, reweight=True, min_pair_count=50).fit("mle")  # pair counts with pair weights; sandwich
     idx = pd.Index(out["competitors"]).get_indexer(fit.players)
     np.testing.assert_allclose((np.asarray(out["ratings"])[idx] - 1000) / ALPHA, fit.score, atol=2e-6)
     np.testing.assert_allclose(np.sqrt(np.asarray(out["variances"])[idx]) / ALPHA, np.sqrt(np.diag(fit.cov)), rtol=1e-4)

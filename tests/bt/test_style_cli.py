@@ -1,12 +1,13 @@
-"""`bayesrank fit DATA --style ... [--reweight] [--min-pair-count N]` end to end: the JSON validates
-against the style_fit schema and equals the API's numbers; bad input exits 2."""
+"""`bayesrank fit DATA --style ... [--reweight] [--min-pair-count N] [--position-effect] [--cluster COL]`
+end to end: the JSON validates against the fit schema and equals the API's numbers; bad input exits 2."""
 
 import json
 
 import numpy as np
 import pytest
 
-from bayesrank.bt.style import StyleBT, simulate_style_battles
+from bayesrank.bt import BradleyTerry
+from bayesrank.bt.simulate import simulate_style_battles
 from bayesrank.cli import main
 from bayesrank.protocol import validate
 
@@ -25,9 +26,9 @@ def test_fit_style_json_matches_api(battles, tmp_path, capsys):
     out = tmp_path / "style.json"
     assert main(["fit", str(battles), "--style", "len_a:len_b,bold_a:bold_b", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
-    validate(doc, "style_fit")
-    assert doc["schema"] == "style_fit" and doc["interval"] == "sandwich" and doc["ties"] == "half"
-    api = StyleBT(battles, "len_a:len_b,bold_a:bold_b").fit("mle", ci="sandwich")
+    validate(doc, "fit")
+    assert doc["schema"] == "fit" and doc["interval"] == "sandwich" and doc["ties"] == "half"  # ties: sandwich
+    api = BradleyTerry(battles, "len_a:len_b,bold_a:bold_b").fit("mle", ci="sandwich")
     assert [s["feature"] for s in doc["style"]] == ["len", "bold"]
     np.testing.assert_allclose([s["coef"] for s in doc["style"]], api.coef, atol=1e-12)
     got = {p["player"]: p for p in doc["players"]}
@@ -42,9 +43,10 @@ def test_fit_reweight_without_style(battles, tmp_path):
     out = tmp_path / "rw.json"
     assert main(["fit", str(battles), "--reweight", "--min-pair-count", "100", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
-    validate(doc, "style_fit")
+    validate(doc, "fit")
     assert doc["style"] == [] and doc["settings"]["reweight"] is True and doc["settings"]["min_pair_count"] == 100
-    api = StyleBT(battles, reweight=True, min_pair_count=100).fit("mle", ci="sandwich")
+    assert doc["interval"] == "sandwich"
+    api = BradleyTerry(battles, reweight=True, min_pair_count=100).fit("mle", ci="sandwich")
     got = {p["player"]: p["score"] for p in doc["players"]}
     np.testing.assert_allclose([got[p] for p in api.players], api.score, atol=1e-12)
 
@@ -52,8 +54,9 @@ def test_fit_reweight_without_style(battles, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--style", "len_a"], "A_COL:B_COL"),
     (["--style", "len_a:nope"], "no column 'nope'"),
-    (["--style", "len_a:len_b", "--ties", "davidson"], "ties"),
-    (["--style", "len_a:len_b", "--anchor", "p00=1200"], "--anchor"),
+    (["--style-transform", "diff"], "need --style"),
+    (["--style", "len_a:len_b", "--ci", "cluster"], "needs clusters"),
+    (["--cluster", "nope"], "no column 'nope'"),
     (["--reweight", "--min-pair-count", "-1"], "min-pair-count"),
 ])
 def test_bad_input_exits_2(battles, argv, message, capsys):
@@ -66,3 +69,4 @@ def test_help_lists_style_flags(capsys):
     assert main(["fit", "--help"]) == 0  # main returns argparse's exit code
     text = capsys.readouterr().out
     assert "--style" in text and "--reweight" in text and "--min-pair-count" in text
+    assert "--position-effect" in text and "--cluster" in text

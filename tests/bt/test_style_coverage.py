@@ -8,7 +8,9 @@ interval (Fisher and sandwich) for β₀ and for the contrast θ₀ − θ₁ mu
 import numpy as np
 import pytest
 
-from bayesrank.bt.style import battle_data, covariance, fit_style_newton, simulate_style_battles
+from bayesrank.bt.mle import covariance, fit_newton
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.data.aggregate import pair_rows
 from bayesrank.data.comparisons import Comparisons
 
 REPS, LEVEL_Z = 1200, 1.959963984540054
@@ -24,18 +26,18 @@ def test_wald_intervals_cover_at_nominal_level():
         frame, _, beta = simulate_style_battles(n_players=6, n_battles=1500, beta=(0.5, -0.2), seed=10_000 + rep,
                                                 theta_sd=0.0)
         # same θ in every replication: overwrite the simulator's (θ_sd = 0) outcomes with this θ
-        d = battle_data(Comparisons.from_frame(frame), "s0_a:s0_b,s1_a:s1_b")
+        d = pair_rows(Comparisons.from_frame(frame), "s0_a:s0_b,s1_a:s1_b")
         eta = theta[d.i] - theta[d.j] + d.X @ beta
         y = (np.random.default_rng(rep).random(d.n_rows) < 1 / (1 + np.exp(-eta))).astype(float)
-        d = d.with_rows(y=y)
-        res = fit_style_newton(d)
+        d = d.with_counts(np.column_stack([y, 1 - y, np.zeros(d.n_rows)]))
+        params, hess, tm, _ = fit_newton(d, "half")
         for kind in ("fisher", "sandwich"):
-            cov = covariance(d, res.params, res.hessian, kind)
+            cov = covariance(tm, d, params, hess, kind)
             k = d.n_players
             sd_b = np.sqrt(cov[k, k])
-            hits[(kind, "beta")] += abs(res.params[k] - beta[0]) <= LEVEL_Z * sd_b
+            hits[(kind, "beta")] += abs(params[k] - beta[0]) <= LEVEL_Z * sd_b
             sd_c = np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
-            hits[(kind, "contrast")] += abs(res.params[0] - res.params[1] - (theta[0] - theta[1])) <= LEVEL_Z * sd_c
+            hits[(kind, "contrast")] += abs(params[0] - params[1] - (theta[0] - theta[1])) <= LEVEL_Z * sd_c
     se = np.sqrt(0.95 * 0.05 / REPS)
     cover = {key: h / REPS for key, h in hits.items()}
     assert all(abs(c - 0.95) <= 3 * se for c in cover.values()), cover

@@ -1,6 +1,7 @@
 """Independent references for audits of the style-controlled BT: replay a logged audit on the
 battles (own code, not the package's ``apply``) and refit them with statsmodels' logistic GLM
-(player 0 as reference, ±1 player columns and the style features, frequency weights)."""
+(player 0 as reference, ±1 player columns and the style features, frequency weights). Battles are
+read as (``share`` won by player a, ``total`` battles) per row."""
 
 from types import SimpleNamespace
 
@@ -13,24 +14,25 @@ def replay(data, actions):
     replayed row. Row indices refer to the data at each step: partial flips and adds append rows
     at the end. Returns an object with the arrays :func:`glm` reads."""
     b = SimpleNamespace(players=data.players, features=list(data.features), i=data.i.copy(), j=data.j.copy(),
-                        y=data.y.astype(float).copy(), freq=data.freq.astype(float).copy(), X=data.X.copy())
+                        share=data.share.astype(float).copy(), total=data.total.astype(float).copy(),
+                        X=data.X.copy())
     records = actions.to_dict(orient="records") if hasattr(actions, "to_dict") else list(actions)
     for act in records:
         n, m = int(act["row"]), float(act["count"])
-        assert (str(b.players[b.i[n]]), str(b.players[b.j[n]]), b.y[n]) == (act["player_a"], act["player_b"], act["y"])
+        assert (str(b.players[b.i[n]]), str(b.players[b.j[n]]), b.share[n]) == (act["player_a"], act["player_b"], act["y"])
         np.testing.assert_allclose([act[f] for f in data.features], b.X[n], atol=1e-12)
         if act["kind"] == "drop":
-            b.freq[n] -= m
-        elif act["kind"] == "flip" and m >= b.freq[n]:
-            b.y[n] = act["y_new"]
+            b.total[n] -= m
+        elif act["kind"] == "flip" and m >= b.total[n]:
+            b.share[n] = act["y_new"]
         else:
             if act["kind"] == "flip":
-                b.freq[n] -= m
+                b.total[n] -= m
             b.i, b.j = np.append(b.i, b.i[n]), np.append(b.j, b.j[n])
-            b.y, b.freq = np.append(b.y, act["y_new"]), np.append(b.freq, m)
+            b.share, b.total = np.append(b.share, act["y_new"]), np.append(b.total, m)
             b.X = np.vstack([b.X, b.X[n]])
-    assert (b.freq >= 0).all()
-    b.n_players, b.n_rows = len(b.players), len(b.y)
+    assert (b.total >= 0).all()
+    b.n_players, b.n_rows = len(b.players), len(b.share)
     return b
 
 
@@ -40,12 +42,12 @@ def glm_fit(data, cov_type: str = "nonrobust"):
     import statsmodels.api as sm
 
     k = data.n_players
-    keep = data.freq > 0
+    keep = data.total > 0
     z = np.zeros((data.n_rows, k))
     z[np.arange(data.n_rows), data.i] += 1
     z[np.arange(data.n_rows), data.j] -= 1
-    return sm.GLM(data.y[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
-                  freq_weights=data.freq[keep]).fit(tol=1e-13, cov_type=cov_type)
+    return sm.GLM(data.share[keep], np.column_stack([z[keep, 1:], data.X[keep]]), family=sm.families.Binomial(),
+                  freq_weights=data.total[keep]).fit(tol=1e-13, cov_type=cov_type)
 
 
 def glm(data, cov_type: str = "nonrobust"):

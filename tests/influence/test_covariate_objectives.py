@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from bayesrank.bt.style import battle_data, simulate_style_battles
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import InputError
 from bayesrank.influence.covariates import (
@@ -127,13 +128,12 @@ def test_ci_audits_without_features_equal_the_plain_audit(seed):
     """Without features the style model is plain BT, and a battle is a pair cell's match: the
     row-level CI audit (its own linear screen and Newton-point covariance) takes the same greedy
     path length as the plain pair-count audit (bayesrank.influence.greedy), ci-player and ci-trace."""
-    from bayesrank.bt.style import pair_counts
     from bayesrank.influence.greedy import greedy_audit
     from bayesrank.influence.objectives import CIObjective
     from bayesrank.influence.state import BTState
 
     st = StyleState.fit(_state(8, 2000, seed=seed, theta_sd=0.6, tie_rate=0.0).data.without_features())
-    bt = BTState.fit(pair_counts(st.data), ties="half")
+    bt = BTState.fit(st.data.pairs(), ties="half")
     top = str(st.players[st.ranking()[0]])
     for kind in ("drop", "flip"):
         for target, ratio in ((top, 1.3), (None, 1.2)):
@@ -212,7 +212,7 @@ def test_fractional_frequencies_give_exact_fractional_budgets(state):
     """Rows standing for fractional battles (a soft judge's split rows): the budget is the exact sum
     of the battles acted on, not rounded, and the fraction is that sum over the total."""
     freq = np.random.default_rng(5).uniform(0.2, 1.0, state.data.n_rows)
-    st = StyleState.fit(state.data.with_rows(freq=freq))
+    st = StyleState.fit(state.data.with_totals(freq))
     res = style_audit(st, "drop")
     assert res.broken and res.verified, res.reason
     total = float(res.actions["count"].sum())
@@ -235,7 +235,7 @@ def test_fractional_capacities_above_one(state, freq, kind):
     """Rows standing for 1.5 or 3.5 battles: the step choice and the trimming bisect between an
     integer and a fractional bound (they used to loop forever when ``hi − lo`` was in (1, 2)); the
     verified break reverses the pair in statsmodels' refit, the budget is the exact sum."""
-    st = StyleState.fit(state.data.with_rows(freq=np.full(state.data.n_rows, freq)))
+    st = StyleState.fit(state.data.with_totals(np.full(state.data.n_rows, freq)))
     order = [str(p) for p in st.players[st.ranking()]]
     res = style_audit(st, kind, pair=(order[1], order[2]), step_cap=7)
     assert res.broken and res.verified, res.reason
@@ -254,12 +254,12 @@ def test_an_action_that_leaves_a_player_without_battles_is_never_taken(state):
     extra = frame.iloc[:1].assign(model_a="X", model_b=top, outcome="tie")
     data = battle_data(Comparisons.from_frame(pd.concat([frame, extra], ignore_index=True)), STYLE)
     st = StyleState.fit(data)
-    assert st.converged and not StyleState.fit(data.with_rows(freq=np.where(data.players[data.i] == "X", 0.0,
-                                                                          data.freq))).converged
+    assert st.converged and not StyleState.fit(data.with_totals(np.where(data.players[data.i] == "X", 0.0,
+                                                                          data.total))).converged
     res = style_audit(st, "drop", k=2)
     assert res.broken and res.verified, res.reason
     after = replay(data, res.actions)
-    battles = np.bincount(after.i, after.freq, after.n_players) + np.bincount(after.j, after.freq, after.n_players)
+    battles = np.bincount(after.i, after.total, after.n_players) + np.bincount(after.j, after.total, after.n_players)
     assert battles.min() > 0
     theta = glm(after)[0]
     assert sorted(res.final_top) == sorted(str(p) for p in after.players[np.argsort(-theta)[:2]])
@@ -272,9 +272,9 @@ def test_ci_predictions_after_a_step_are_changes_from_the_current_fit(state):
     obj = StyleVariance(state, top)
     t = state.data.index_of(top)
     rows = np.flatnonzero((state.data.i == t) | (state.data.j == t))[:20]
-    freq = state.data.freq.copy()
+    freq = state.data.total.copy()
     freq[rows] = 0.0
-    st = state.refit(state.data.with_rows(freq=freq))
+    st = state.refit(state.data.with_totals(freq))
     assert obj.variance(st.hinv) > 1.02 * obj.v0
     cand = candidates(st, "drop")
     idx = _sample(cand, 60, 3)
@@ -288,14 +288,14 @@ def test_ci_audit_runs_to_its_budget_instead_of_stopping_early():
     """A balanced 4-player round robin (every pair 50/50): one flip barely moves Var(θ_p0), but the
     variance grows faster than linearly in the flips, so a linear extrapolation of the first rate
     would give up; the audit runs on and finds a verified break well inside the budget."""
-    from bayesrank.bt.style import BattleData
+    from bayesrank.data.rows import PairRows
 
     per, k = 100, 4
     i, j = (np.repeat(a, 6 * per // 6) for a in np.triu_indices(k, 1))
     n = len(i)
     y = np.tile(np.r_[np.ones(per // 2), np.zeros(per // 2)], n // per)
-    data = BattleData(players=np.array([f"p{q}" for q in range(k)], dtype=object), i=i, j=j, y=y, freq=np.ones(n),
-                      weight=np.ones(n), X=np.tile([1.0, -1.0], n // 2)[:, None], features=["f"])
+    data = PairRows.from_shares(np.array([f"p{q}" for q in range(k)], dtype=object), i, j, y,
+                                X=np.tile([1.0, -1.0], n // 2)[:, None], features=["f"])
     st = StyleState.fit(data)
     res = style_audit(st, "flip", objective="ci-player:p0", ci_ratio=1.3, budget=int(0.4 * n))
     assert res.broken and res.verified, res.reason
@@ -307,7 +307,7 @@ def test_ci_audit_runs_to_its_budget_instead_of_stopping_early():
 def default_cov_type(data) -> str:
     """statsmodels' twin of the default interval on ``data``: HC0 (= the sandwich) while some outcome
     is fractional, Fisher otherwise."""
-    y = data.y[data.freq > 0]
+    y = data.share[data.total > 0]
     return "HC0" if ((y > 0) & (y < 1)).any() else "nonrobust"
 
 
@@ -318,9 +318,9 @@ def one_tie_state(seed: int = 21):
     data = battle_data(Comparisons.from_frame(frame), STYLE)
     order = StyleState.fit(data).ranking()
     rows = np.flatnonzero(((data.i == order[0]) & (data.j == order[1])) | ((data.i == order[1]) & (data.j == order[0])))
-    y = data.y.copy()
+    y = data.share.copy()
     y[rows[0]] = 0.5
-    return StyleState.fit(data.with_rows(y=y))
+    return StyleState.fit(data.with_shares(y))
 
 
 @pytest.mark.parametrize("seed,tie_rate,claim", [(4, 0.1, "top1"), (4, 0.1, "pair:0>3"), (11, 0.0, "topk:2"),
@@ -369,7 +369,7 @@ def test_dropping_the_only_tie_switches_the_significance_test_to_fisher():
 def test_suffix_specs_and_unidentified_refits():
     """``top1+sig`` / ``topk:2+ci`` select the modes like the flags; a refit whose Hessian is singular
     on the sum-to-zero space (two disconnected groups of players) is not converged, not a crash."""
-    from bayesrank.bt.style import BattleData
+    from bayesrank.data.rows import PairRows
     from bayesrank.influence.covariates import style_objective
 
     st = _state(6, 1500, seed=4, tie_rate=0.1)
@@ -378,9 +378,8 @@ def test_suffix_specs_and_unidentified_refits():
     n = 200
     rng = np.random.default_rng(0)
     i = np.r_[np.zeros(n // 2, int), np.full(n // 2, 2)]
-    data = BattleData(players=np.array(["a", "b", "c", "d"], dtype=object), i=i, j=i + 1,
-                      y=(rng.random(n) < 0.6).astype(float), freq=np.ones(n), weight=np.ones(n),
-                      X=rng.normal(size=(n, 1)), features=["f"])
+    data = PairRows.from_shares(np.array(["a", "b", "c", "d"], dtype=object), i, i + 1,
+                                (rng.random(n) < 0.6).astype(float), X=rng.normal(size=(n, 1)), features=["f"])
     assert not StyleState.fit(data).converged
     # a drop audit that reaches an exactly singular refit (a pair left with wins one way only):
     # the action is excluded and the audit ends normally (it used to raise LinAlgError)

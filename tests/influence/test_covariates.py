@@ -8,7 +8,10 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from bayesrank.bt.style import battle_data, objective, simulate_style_battles
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.bt.likelihood import tie_model
+from bayesrank.bt.mle import objective
+from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.influence.covariates import (
     StyleState,
@@ -43,8 +46,8 @@ def test_one_step_newton_is_one_newton_step(state, kind):
     for idx in rng.choice(len(cand), 5, replace=False):
         m = 1.0 if kind != "add" else 3.0
         new = apply(state.data, cand, idx, m)
-        _, g, h = objective(new, state.params)
-        step = np.linalg.solve(h + np.outer(u, u) / k, g)
+        _, g, h = objective(tie_model("half"), new, state.params[None])
+        step = np.linalg.solve(h[0] + np.outer(u, u) / k, g[0])
         np.testing.assert_allclose(predicted_params(state, cand, m, "1sN", idx)[0], state.params - step, atol=1e-10)
 
 
@@ -117,12 +120,11 @@ def test_not_broken_within_budget_reported_honestly(state):
 def test_plain_model_audit_equals_aggregated_bt_refits():
     """Without features the row-level audit state is the plain BT fit on pair counts."""
     from bayesrank.bt.mle import fit_newton
-    from bayesrank.bt.style import pair_counts
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=600, beta=(0.3,), seed=9)
-    d = battle_data(Comparisons.from_frame(frame)).without_features()
+    d = battle_data(Comparisons.from_frame(frame), per_comparison=True)
     st = StyleState.fit(d)
-    np.testing.assert_allclose(st.params, fit_newton(pair_counts(d), "half")[0], atol=1e-9)
+    np.testing.assert_allclose(st.params, fit_newton(d.pairs(), "half")[0], atol=1e-9)
     res = style_audit(st, "flip", budget=300)
     assert res.broken and res.verified, res.reason
     assert res.model == "style-controlled BT" and isinstance(res.actions, pd.DataFrame)

@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesrank.bt.style import battle_data, simulate_style_battles
+from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.data.aggregate import pair_rows as battle_data
+from bayesrank.data.readers import read_comparisons
 from bayesrank.cli import main
 from bayesrank.influence.covariates import StyleState, style_audit
 from bayesrank.protocol import validate
@@ -65,8 +67,8 @@ class Battles:
         self.data = SimpleNamespace(
             players=players, features=["s0", "s1"], i=raw["model_a"].map(index).to_numpy(),
             j=raw["model_b"].map(index).to_numpy(),
-            y=raw["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float, copy=True),
-            freq=np.ones(len(raw)), X=np.column_stack(cols), n_players=len(players), n_rows=len(raw))
+            share=raw["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float, copy=True),
+            total=np.ones(len(raw)), X=np.column_stack(cols), n_players=len(players), n_rows=len(raw))
 
     @property
     def players(self):
@@ -88,7 +90,7 @@ class Battles:
 
 # ------------------------------------------------------------------ tests
 def test_cli_json_equals_the_api_audit_per_action(top1, battles):
-    state = StyleState.fit(battle_data(str(battles), STYLE))
+    state = StyleState.fit(battle_data(read_comparisons(battles), STYLE))
     n_rows = len(pd.read_csv(battles))
     assert top1["n_comparisons"] == n_rows and top1["exclusions"] == {"total": 0, "by_reason": {}}
     assert top1["settings"]["actions"] == ["drop", "flip", "add"]
@@ -233,7 +235,7 @@ def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path, caps
     assert "loss of significance at level 0.95, sandwich" in " ".join(capsys.readouterr().out.split())
     assert audit["objective_details"]["covariance"] == "auto" and audit["broken"] and audit["verified"]
     assert d["settings"]["significance_covariance"].startswith("sandwich")
-    st = StyleState.fit(battle_data(str(battles), STYLE))
+    st = StyleState.fit(battle_data(read_comparisons(battles), STYLE))
     order = st.ranking()
     pairs = [(order[0], b) for b in order[1:]]
     assert weakest_significance_margin(st.data, pairs, cov_type="HC0") > 0

@@ -40,22 +40,24 @@ def _audit():
 
 
 def _style():
-    from bayesrank.bt.style import StyleBT, simulate_style_battles
+    from bayesrank.bt import BradleyTerry
+    from bayesrank.bt.simulate import simulate_style_battles
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
-    return StyleBT(frame, style="s0_a:s0_b").fit("mle")
+    return BradleyTerry(frame, style="s0_a:s0_b", position_effect=True).fit("mle")
 
 
 def _style_audit():
-    from bayesrank.bt.style import battle_data, simulate_style_battles
+    from bayesrank.bt.simulate import simulate_style_battles
+    from bayesrank.data import Comparisons, pair_rows
     from bayesrank.influence.covariates import StyleState, style_audit
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
-    return style_audit(StyleState.fit(battle_data(frame, "s0_a:s0_b")), kind="flip", k=1)
+    return style_audit(StyleState.fit(pair_rows(Comparisons.from_frame(frame), "s0_a:s0_b")), kind="flip", k=1)
 
 
 def _style_audit_report():
-    from bayesrank.bt.style import simulate_style_battles
+    from bayesrank.bt.simulate import simulate_style_battles
     from bayesrank.influence.covariates import audit_report
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
@@ -103,7 +105,7 @@ def _items():
 
 
 BUILDERS = {"LeaderboardFit (mle)": _bt_fit, "LeaderboardFit (bootstrap)": _bootstrap, "RankAnalysis": _ranks,
-            "AuditReport": _audit, "StyleFit": _style, "StyleAudit": _style_audit,
+            "AuditReport": _audit, "LeaderboardFit (style + position)": _style, "StyleAudit": _style_audit,
             "StyleAuditReport": _style_audit_report, "HJAFit": _hja,
             "CalibrationReport": _calibration, "GridAnalysis": _grid, "ReviewReport": _review, "ItemsAnalysis": _items}
 
@@ -135,7 +137,6 @@ def test_every_result_class_is_covered():
     """A new Result subclass must be added here (imported modules only; the list is explicit)."""
     import bayesrank.bt.ranks  # noqa: F401
     import bayesrank.bt.result  # noqa: F401
-    import bayesrank.bt.style_result  # noqa: F401
     import bayesrank.calibration.gap  # noqa: F401
     import bayesrank.configflip.analysis  # noqa: F401
     import bayesrank.configflip.paired  # noqa: F401

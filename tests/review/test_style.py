@@ -143,7 +143,7 @@ def test_order_claim_audited_under_style_control(balanced):
     Kendall τ ≤ 0.9 to the reported order."""
     from scipy.stats import kendalltau
 
-    from bayesrank.bt.style import StyleBT
+    from bayesrank.bt import BradleyTerry
     from tests.influence.style_reference import glm, replay
 
     rep = review(balanced, fast=True, claims=["order"], style="len_a:len_b", budget=200)
@@ -153,7 +153,7 @@ def test_order_claim_audited_under_style_control(balanced):
     assert 0 <= styled.bayesian["probability"] <= 1
     broken = {a: p for a, p in styled.perturbation.items() if p["broken"]}
     assert broken, styled.perturbation
-    data = StyleBT(balanced, style="len_a:len_b").data
+    data = BradleyTerry(balanced, style="len_a:len_b").rows
     for action, p in broken.items():
         assert p["verified"] and p["budget"] == sum(x["count"] for x in p["actions"])
         theta = glm(replay(data, p["actions"]))[0]
@@ -167,13 +167,13 @@ def test_significant_style_claim_gets_a_verified_loss_of_significance(report, ba
     (z = Φ⁻¹(0.95)), with one battle fewer it is."""
     from scipy.stats import norm
 
-    from bayesrank.bt.style import StyleBT
+    from bayesrank.bt import BradleyTerry
     from tests.influence.style_reference import replay, weakest_significance_margin
     from tests.influence.test_covariate_objectives import without_last_battle
 
     styled = next(c for c in report.claims if c.claim.text == "solid>p2 [style-controlled]")
     assert styled.frequentist["supported"]
-    data = StyleBT(battles[0], style="len_a:len_b").data
+    data = BradleyTerry(battles[0], style="len_a:len_b").rows
     pair = [(data.index_of("solid"), data.index_of("p2"))]
     audited = {a: p for a, p in styled.significance_perturbation.items() if p["broken"]}
     assert audited, styled.significance_perturbation

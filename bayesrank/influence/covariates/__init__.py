@@ -1,6 +1,6 @@
 """Perturbation audits of the style-controlled (covariate-adjusted) Bradley–Terry model.
 
-``style_audit(StyleState.fit(battle_data), kind, objective=...)`` returns a :class:`StyleAudit`
+``style_audit(StyleState.fit(rows), kind, objective=...)`` (comparison rows, ``bayesrank.data.pair_rows``) returns a :class:`StyleAudit`
 (the package's result protocol). Modules: :mod:`.state` (the fitted model, row-level actions and
 their 1sN predictions), :mod:`.objectives` (top-k and pair gaps, Kendall τ, CI width),
 :mod:`.audit` (the verified greedy audit). Names are imported lazily (PEP 562).

@@ -274,7 +274,7 @@ def _action_row(state: StyleState, cand: Candidates, idx: int, m: float) -> dict
     d = state.data
     n = int(cand.row[idx])
     rec = {"kind": cand.kind, "row": n, "player_a": str(d.players[d.i[n]]), "player_b": str(d.players[d.j[n]]),
-           "y": float(d.y[n]), "count": float(m)}
+           "y": float(d.share[n]), "count": float(m)}
     if cand.kind != "drop":
         rec["y_new"] = float(cand.y_new[idx])
     for f, name in enumerate(d.features):
@@ -293,5 +293,5 @@ def row_influence(state: StyleState, kind: str = "drop", k: int = 1, order: str 
     delta = TopKGap(state, k).delta(state, cand, 1.0, order)
     d = state.data
     df = pd.DataFrame({"row": cand.row, "player_a": d.players[d.i[cand.row]], "player_b": d.players[d.j[cand.row]],
-                       "y": d.y[cand.row], "y_new": cand.y_new, "delta_gap": delta})
+                       "y": d.share[cand.row], "y_new": cand.y_new, "delta_gap": delta})
     return df.sort_values("delta_gap", kind="stable").reset_index(drop=True)

@@ -33,7 +33,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from bayesrank.bt.style import gradient, loss_terms
 from bayesrank.errors import InputError
 from bayesrank.influence.covariates.state import (
     Candidates,
@@ -364,12 +363,12 @@ class StyleVariance(StyleObjective):
     def _linear_terms(self, state: StyleState, rows: np.ndarray, chunk: int):
         """(quadratic term of each candidate row, ``x_nᵀ H⁻¹ q``) with q over all battles."""
         d = state.data
-        _, p, fw = loss_terms(d, state.params)
+        _, p, fw = state.loss_terms()
         every = np.arange(d.n_rows)
         quad_all = np.empty(d.n_rows)
         for lo in range(0, d.n_rows, chunk):
             quad_all[lo:lo + chunk] = self._quadratic(state, every[lo:lo + chunk])
-        q = gradient(d, fw * p * (1 - p) * (1 - 2 * p) * quad_all)  # Σ_s w_s c'_s Q_s x_s
+        q = state.chain(fw * p * (1 - p) * (1 - 2 * p) * quad_all)  # Σ_s w_s c'_s Q_s x_s
         return quad_all[rows], state.x_dot(rows, state.hinv @ q)
 
     def predicted_broken(self, state, cand, idx, m) -> bool:

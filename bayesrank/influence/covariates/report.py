@@ -3,7 +3,7 @@
 ``style_audit_report``), the entry point of ``bayesrank audit DATA --style A_COL:B_COL``.
 
 The model is ``logit P(a beats b) = θ_a − θ_b + βᵀd_n`` fitted on the individual battles
-(:func:`bayesrank.bt.style.battle_data`); each action type (``drop``, ``flip``, ``add`` — ``add``
+(:func:`bayesrank.data.aggregate.pair_rows`, one row per comparison); each action type (``drop``, ``flip``, ``add`` — ``add``
 copies an *observed* battle with its covariates, since a new battle's style features are not
 known) gets one :func:`~bayesrank.influence.covariates.style_audit`: greedy 1sN-ranked actions,
 exact refits, every break verified by a cold-start refit. ``report.audits[action]`` (or
@@ -50,10 +50,10 @@ class StyleAuditReport(Result):
 
     @property
     def style_coefficients(self) -> pd.Series:
-        """β̂ by feature: logit per unit of each model feature (per SD of the feature difference when
-        standardised, the default)."""
-        d = self.state.data
-        return pd.Series(self.state.params[d.n_players:], index=[str(f) for f in d.features], name="coef")
+        """The position effect α̂ (when modelled) and β̂ by feature: logit per unit of each model
+        feature (per SD of the feature difference when standardised, the default)."""
+        st = self.state
+        return pd.Series(st.params[st.n_players:], index=st.covariate_names, name="coef")
 
     @property
     def diagnostics(self) -> Diagnostics:
@@ -134,24 +134,42 @@ def style_actions(actions) -> list[str]:
 
 def load_style_state(data, style=None, ties: str = "half", ridge: float = 0.0,
                      transform: str = "normalized_diff", standardize: str = "center_scale",
-                     data_format: str = "auto", exclude_invalid: bool = False, **read_options) -> StyleState:
-    """The fitted style-controlled BT of ``data``: a :class:`StyleState` (reused as is), a
-    :class:`~bayesrank.bt.style.BattleData`, or comparisons / a DataFrame / a path / a bundled name
-    with ``style`` naming the feature column pairs (``"A_COL:B_COL[,...]"``). Raises
+                     data_format: str = "auto", exclude_invalid: bool = False, cluster: str | None = None,
+                     position_effect: bool = False, **read_options) -> StyleState:
+    """The fitted row-level BT of ``data``: a :class:`StyleState` (reused as is), comparison rows
+    (:class:`~bayesrank.data.rows.PairRows` with ``unit=True``), or comparisons / a DataFrame / a path
+    / a bundled name with ``style`` naming the feature column pairs (``"A_COL:B_COL[,...]"``),
+    ``cluster`` a cluster column and ``position_effect`` an intercept for the first-listed side
+    (``read_options``: the readers' column vocabulary). With ``ties="drop"`` tie rows are removed
+    (and counted). Raises
     :class:`~bayesrank.errors.NoFiniteEstimateError` when the win graph admits no finite MLE."""
-    from bayesrank.bt.style import BattleData, battle_data, check_finite, parse_style
+    from bayesrank.bt.mle import check_finite_mle
+    from bayesrank.data.aggregate import pair_rows
+    from bayesrank.data.features import parse_style
+    from bayesrank.data.rows import PairRows
     from bayesrank.influence.api import read_input
 
     if isinstance(data, StyleState):
         return data
-    if not isinstance(data, BattleData):
-        if not parse_style(style if style is not None else ()):
+    if ties not in ("half", "drop"):
+        raise InputError(f"the row-level audit supports ties in ('half', 'drop'), got {ties!r} (Davidson ties: "
+                         "with the one audit engine)")
+    if not isinstance(data, PairRows):
+        if not parse_style(style if style is not None else ()) and cluster is None and not position_effect:
             raise InputError("--style names no feature columns; expected A_COL:B_COL[,A_COL:B_COL...] "
                              "(the audit without covariates is `bayesrank audit` without --style)")
-        data = battle_data(read_input(data, data_format, exclude_invalid, **read_options), style, ties=ties, transform=transform,
-                           standardize=standardize)
-    check_finite(data, ridge)  # a player who never wins (or never loses): no finite MLE, say what to try
-    return StyleState.fit(data, ridge=ridge)
+        comps = read_input(data, data_format, exclude_invalid, **read_options)
+        if isinstance(comps, PairRows):
+            raise InputError("the row-level audit (--style, --cluster, --position-effect) needs the individual "
+                             "comparisons, not pair counts (a folder or glob is streamed to pair counts: pass one file)")
+        data = pair_rows(comps, style or (), transform, standardize, cluster=cluster, ordered=True,
+                         per_comparison=True)
+    elif not data.unit:
+        raise InputError("the row-level audit acts on comparison rows (one row per comparison); got aggregated counts")
+    if ties == "drop":
+        data = data.without_ties()
+    check_finite_mle(data, ties, ridge)  # a player who never wins (or never loses): no finite MLE, say what to try
+    return StyleState.fit(data, ridge=ridge, position=position_effect, ties=ties)
 
 
 def audit_report(data, style=None, objective: str = "top1", actions=("drop", "flip", "add"), *,
@@ -160,14 +178,17 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
                  budget: int | None = None, ties: str = "half", ridge: float = 0.0,
                  transform: str = "normalized_diff", standardize: str = "center_scale", ci_mode: str | None = None,
                  ci_ratio: float | None = None, tau_threshold: float = 0.9, data_format: str = "auto",
-                 exclude_invalid: bool = False, progress=None, columns=None, outcome_map=None,
+                 exclude_invalid: bool = False, progress=None, cluster: str | None = None,
+                 position_effect: bool = False, columns=None, outcome_map=None,
                  judge_cols=None) -> StyleAuditReport:
     """Audit ``objective`` (``top1 | topk:K | pair:A>B | tau | ci-player:NAME | ci-trace``) of the
     style-controlled BT with each action type in ``actions`` (``drop``, ``flip``, ``add``), every
     break verified by a cold-start refit. Options as :func:`bayesrank.influence.audit` (``ci_mode``
     defaults to ``inflate`` for drop/flip and ``reduce`` for add); data as :func:`load_style_state`.
     ``significance``: top-k and pair claims break when no longer significant (the default interval:
-    sandwich with fractional outcomes). ``budget``: battles per audit (default 5% of the battles). ``progress(done, total, label)`` is
+    sandwich with fractional outcomes, cluster-robust with ``cluster``). ``cluster``: a column of cluster
+    labels (the significance mode's covariance); ``position_effect``: the model's intercept for the
+    first-listed side. ``budget``: battles per audit (default 5% of the battles). ``progress(done, total, label)`` is
     called after every greedy step (battles acted on, budget)."""
     from bayesrank.influence.api import (
         SIGNIFICANCE_COVARIANCE,
@@ -179,7 +200,8 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
     if not 0 < level < 1:
         raise InputError(f"--level must be in (0, 1), got {level}")
     state = load_style_state(data, style, ties, ridge, transform, standardize, data_format, exclude_invalid,
-                             columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
+                             cluster=cluster, position_effect=position_effect, columns=columns,
+                             outcome_map=outcome_map, judge_cols=judge_cols)
 
     def make(kind):
         return style_objective(objective, state, ci_aware=ci_aware, significance=significance, level=level,
@@ -193,11 +215,12 @@ def audit_report(data, style=None, objective: str = "top1", actions=("drop", "fl
                                               progress(used, total, label))
         audits[kind] = style_audit(state, kind, budget=budget, objective=obj, model=MODEL, progress=step)
     d = state.data
-    settings = {"actions": acts, "features": d.transform, "ties": d.ties,
+    settings = {"actions": acts, "features": d.transform, "ties": state.ties,
+                "position_effect": state.position, "cluster": d.cluster_name,
                 "ridge": state.ridge, "ci_aware": bool(ci_aware), "level": level, "target": target, "goal": goal,
                 "budget": budget, "tau_threshold": tau_threshold, "ci_mode": ci_mode, "ci_ratio": ci_ratio,
                 "significance": bool(significance),
                 "significance_covariance": SIGNIFICANCE_COVARIANCE[state.covariance_kind(getattr(jobs[0][1], "covariance", "fisher"))]}
     return StyleAuditReport(objective=objective, audits=audits, state=state, settings=settings,
-                            exclusions=d.exclusions.to_dict())
+                            exclusions=d.excluded.to_dict())
 
