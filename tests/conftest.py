@@ -1,3 +1,5 @@
+import os
+
 import matplotlib
 from threadpoolctl import threadpool_limits
 
@@ -6,3 +8,8 @@ matplotlib.use("Agg")
 # The suite runs under pytest-xdist on 2 cores: one BLAS thread per worker avoids oversubscription
 # (multi-threaded OpenBLAS was measured 10-15x slower on the small solves used here).
 threadpool_limits(limits=1, user_api="blas")
+
+# The terminal's width is the caller's: CI's COLUMNS=80 wrapped player names across table lines.
+# Tests see the width a pipe gets (140 columns); tests of narrow terminals set COLUMNS themselves.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
