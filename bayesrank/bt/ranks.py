@@ -8,21 +8,9 @@ P(rank = r), P(rank ≤ k), P(a is #1), equal-tailed quantile ranges of the rank
 of each top-k *set*. These describe the spread of the draws; they carry no frequentist coverage
 guarantee (bootstrap rank intervals are inconsistent near ties, Hall & Miller 2009).
 
-**Confidence sets** (Mogstad, Romano, Shaikh & Wilhelm 2024, the ``csranks`` method). With
-``sd_ab = sd(θ̂_a − θ̂_b)`` (from the covariance Σ of θ̂, correlation included) and the
-``level``-quantile ``c`` of ``max_{(a,b) ∈ I} ((Z_a − Z_b) / sd_ab)`` over the ordered pairs I,
-where Z is a draw of the estimation error θ̂ − θ (``N(0, Σ)`` by Monte Carlo — the parametric
-bootstrap — or centred bootstrap replicates θ* − θ̂ — the nonparametric bootstrap)::
-
-    rank_lower(a) = 1 + #{b : θ̂_b − θ̂_a > c·sd_ab}       (players significantly ahead)
-    rank_upper(a) = K − #{b : θ̂_a − θ̂_b > c·sd_ab}       (players significantly behind)
-
-*Simultaneous*: I = all K(K−1) ordered pairs, so ``P(|θ̂_a − θ̂_b − (θ_a − θ_b)| ≤ c·sd_ab for all
-pairs) → level``; on that event no pair is ordered wrongly with significance, hence
-``P(every true rank lies in its set) ≥ level`` (asymptotically). *Marginal* (one player a):
-I = the 2(K−1) ordered pairs containing a, and ``P(rank(a) ∈ set(a)) ≥ level``. With ``stepdown``
-(the default, as csranks) rejected pairs are removed from I and c is recomputed until nothing more
-is rejected (Romano–Wolf); the sets only shrink and the guarantee is kept.
+**Confidence sets** (Mogstad, Romano, Shaikh & Wilhelm 2024, the ``csranks`` method): simultaneous
+and marginal rank sets from θ̂ and its covariance, with the Romano–Wolf step-down; the construction
+and its guarantee are stated once, in :mod:`bayesrank.stats.ranksets`.
 
 **Pairwise** probabilities: ``P(a beats b) = expit(θ_a − θ_b)`` with the interval
 ``expit(θ̂_a − θ̂_b ± z·sd_ab)`` (Wald on the logit scale, mapped), ``P(θ_a > θ_b)`` from draws, and
