@@ -74,19 +74,12 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def single_blas_thread():
-    """Small dense algebra (K ≤ a few hundred) is much faster on one BLAS thread on shared machines."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
-
 @contextlib.contextmanager
 def audit_progress(out):
     """One BLAS thread and a transient progress bar; yields ``progress(done, total, label)``."""
     from rich.progress import Progress
+
+    from bayesrank.blas import single_blas_thread
 
     with single_blas_thread(), Progress(console=out, transient=True) as prog:
         task = prog.add_task("auditing", total=None)
