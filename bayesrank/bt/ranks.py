@@ -178,8 +178,7 @@ def pairwise_table(fit, players=None, level: float | None = None, draws=None) ->
     (two-sided), ``p_holm``, ``p_bh``, ``p_win`` = expit(diff) with ``p_win_lower``/``p_win_upper``
     (Wald at ``level`` on the logit scale), and ``p_ahead`` = P(θ_a > θ_b) over the draws (fit's draws
     unless ``draws`` given; NaN if none)."""
-    from scipy.special import expit
-    from scipy.stats import norm
+    from scipy.special import expit, ndtr  # ndtr(−x) is scipy.stats.norm.sf(x), without importing scipy.stats
 
     level = fit.level if level is None else level
     _check_level(level)
@@ -193,12 +192,13 @@ def pairwise_table(fit, players=None, level: float | None = None, draws=None) ->
     diff = th[a] - th[b]
     sd = sd_all[a, b]
     zval = diff / sd
-    p = 2 * norm.sf(np.abs(zval))
+    p = 2 * ndtr(-np.abs(zval))
     zq = two_sided_z(level)
     d = fit.draws if draws is None else draws
-    if d is not None:
-        d = np.asarray(d, dtype=float)[:, : len(names)]
-        ahead = (d[:, a] > d[:, b]).mean(axis=0)
+    if d is not None:  # one leading player at a time against the players after it (no (S, pairs) gather)
+        d = np.asarray(d, dtype=float)[:, : len(names)][:, idx]
+        ahead = np.concatenate([np.count_nonzero(d[:, i : i + 1] > d[:, i + 1 :], axis=0)
+                                for i in range(len(idx) - 1)]) / len(d)
     else:
         ahead = np.full(len(a), np.nan)
     return pd.DataFrame({
@@ -236,14 +236,19 @@ def significance_tiers(pairs: pd.DataFrame, order, alpha: float, adjust: str = "
     at the first player significantly behind the current tier's leader (adjusted p < ``alpha``).
     Every member of a tier is not significantly different from its leader."""
     col = {"holm": "p_holm", "bh": "p_bh"}[adjust]
-    sig = {(a, b): p < alpha for a, b, p in zip(pairs["player_a"], pairs["player_b"], pairs[col])}
-    tiers = {}
+    order = [str(p) for p in order]
+    index = pd.Index(order)
+    ia, ib = index.get_indexer(pairs["player_a"]), index.get_indexer(pairs["player_b"])
+    known = (ia >= 0) & (ib >= 0)
+    sig = np.zeros((len(order), len(order)), dtype=bool)  # sig[a, b]: a significantly ahead of b
+    sig[ia[known], ib[known]] = pairs[col].to_numpy()[known] < alpha
+    tiers = np.zeros(len(order), dtype=int)
     tier, leader = 0, None
-    for p in order:
-        if leader is None or sig.get((leader, p), False):
-            tier, leader = tier + 1, p
-        tiers[p] = tier
-    return pd.Series(tiers, name=f"tier_{adjust}").rename_axis("player")
+    for i in range(len(order)):
+        if leader is None or sig[leader, i]:
+            tier, leader = tier + 1, i
+        tiers[i] = tier
+    return pd.Series(tiers, index=pd.Index(order, name="player"), name=f"tier_{adjust}")
 
 
 def plot_pairwise(fit, players=None, top: int = 15, level: float | None = None, ax=None):
@@ -306,7 +311,7 @@ class RankAnalysis(Result):
     fit_method: str
     interval: str
     simultaneous: RankSets
-    marginal: RankSets
+    marginal: RankSets | None  # None: not computed (``analyze_ranks(marginal=False)``)
     rank_probs: pd.DataFrame
     draw_intervals: pd.DataFrame
     draws_source: str
@@ -338,14 +343,15 @@ class RankAnalysis(Result):
         return significance_tiers(self.pairs, order, 1 - self.level, adjust)
 
     def table(self) -> pd.DataFrame:
-        """player, score, lower, upper, rank, rank_lower/rank_upper (simultaneous set), marginal_rank_*,
-        draws_rank_* (quantile range over the draws), p_top1, p_rank_le_k, tier_holm, tier_bh; by score.
-        ``df.attrs["methods"]`` names the method of each rank range."""
+        """player, score, lower, upper, rank, rank_lower/rank_upper (simultaneous set), marginal_rank_*
+        (when computed), draws_rank_* (quantile range over the draws), p_top1, p_rank_le_k, tier_holm,
+        tier_bh; by score. ``df.attrs["methods"]`` names the method of each rank range."""
         names = [str(p) for p in self.players]
+        marginal = {} if self.marginal is None else {
+            "marginal_rank_lower": self.marginal.rank_lower, "marginal_rank_upper": self.marginal.rank_upper}
         df = pd.DataFrame({
             "player": names, "score": self.score, "lower": self.lower, "upper": self.upper, "rank": self.rank,
-            "rank_lower": self.simultaneous.rank_lower, "rank_upper": self.simultaneous.rank_upper,
-            "marginal_rank_lower": self.marginal.rank_lower, "marginal_rank_upper": self.marginal.rank_upper,
+            "rank_lower": self.simultaneous.rank_lower, "rank_upper": self.simultaneous.rank_upper, **marginal,
             "draws_rank_lower": self.draw_intervals.loc[names, "rank_lower"].to_numpy(),
             "draws_rank_upper": self.draw_intervals.loc[names, "rank_upper"].to_numpy(),
             "p_top1": self.rank_probs.loc[names, 1].to_numpy(),
@@ -363,7 +369,7 @@ class RankAnalysis(Result):
             "lower/upper": f"{self.interval} interval of the score at the fit's level {self.fit_level:.0%}",
             "rank": "position by point score (ties share the smaller rank)",
             "rank_lower/rank_upper": self.simultaneous.method,
-            "marginal_rank_lower/marginal_rank_upper": self.marginal.method,
+            **({} if self.marginal is None else {"marginal_rank_lower/marginal_rank_upper": self.marginal.method}),
             "draws_rank_lower/draws_rank_upper": f"equal-tailed {self.level:.0%} quantile range of the rank over "
                                                  f"{self.n_draws} {self.draws_source} (no coverage guarantee)",
             "p_top1/p_rank_le_k": f"share of {self.n_draws} {self.draws_source}",
@@ -415,7 +421,7 @@ class RankAnalysis(Result):
             "rank_sets": {
                 kind: {"method": rs.method, "kind": rs.kind, "critical": rs.critical, "stepdown": bool(rs.stepdown),
                        "n_errors": int(rs.n_errors), "critical_values": [float(c) for c in rs.critical_values]}
-                for kind, rs in (("simultaneous", s), ("marginal", self.marginal))
+                for kind, rs in (("simultaneous", s), ("marginal", self.marginal)) if rs is not None
             },
             "draws": {"source": self.draws_source, "n_draws": int(self.n_draws)},
             "top_k": [int(k) for k in self.top_k],
@@ -424,8 +430,9 @@ class RankAnalysis(Result):
                     "player": r["player"], "score": float(r["score"]), "lower": float(r["lower"]),
                     "upper": float(r["upper"]), "rank": int(r["rank"]),
                     "rank_lower": int(r["rank_lower"]), "rank_upper": int(r["rank_upper"]),
-                    "marginal_rank_lower": int(r["marginal_rank_lower"]),
-                    "marginal_rank_upper": int(r["marginal_rank_upper"]),
+                    **({} if self.marginal is None else {
+                        "marginal_rank_lower": int(r["marginal_rank_lower"]),
+                        "marginal_rank_upper": int(r["marginal_rank_upper"])}),
                     "draws_rank_lower": int(r["draws_rank_lower"]), "draws_rank_upper": int(r["draws_rank_upper"]),
                     "p_top1": float(r["p_top1"]),
                     "p_rank_le": {str(k): float(r[f"p_rank_le_{k}"]) for k in self.top_k},
@@ -495,7 +502,7 @@ def _draws_for(fit, draws, n_draws, seed):
 
 def analyze_ranks(
     fit, level: float | None = None, draws=None, *, critical: str = "auto", stepdown: bool = True, n_sim: int = 10_000,
-    n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5,
+    n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5, marginal: bool = True,
 ) -> RankAnalysis:
     """Everything about ranks for one :class:`~bayesrank.bt.result.LeaderboardFit`.
 
@@ -503,7 +510,9 @@ def analyze_ranks(
     (the fit's bootstrap replicates minus θ̂; needs a bootstrap fit) or ``"auto"`` (bootstrap for a
     bootstrap fit, else gaussian). ``draws`` for the rank distributions: given, else the fit's draws
     (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂. ``level`` defaults to the
-    fit's; the fit's ``lower``/``upper`` stay at the fit's level (``fit_level`` in the output)."""
+    fit's; the fit's ``lower``/``upper`` stay at the fit's level (``fit_level`` in the output).
+    ``marginal=False`` skips the marginal rank sets (one stepdown per player: most of the time on a
+    large leaderboard; the review's page shows the simultaneous sets only)."""
     level = float(fit.level if level is None else level)
     _check_level(level)
     if critical not in ("auto", "gaussian", "bootstrap"):
@@ -523,7 +532,7 @@ def analyze_ranks(
     score = np.asarray(fit.score, dtype=float)
     kw = dict(level=level, errors=errors, n_sim=n_sim, seed=seed, stepdown=stepdown)
     simul = rank_confidence_sets(score, cov, players, simultaneous=True, **kw)
-    marg = rank_confidence_sets(score, cov, players, simultaneous=False, **kw)
+    marg = rank_confidence_sets(score, cov, players, simultaneous=False, **kw) if marginal else None
     d, source = _draws_for(fit, draws, n_draws, seed)
     probs = rank_probabilities(d, players)
     intervals = rank_quantile_intervals(d, players, level)

@@ -54,6 +54,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                             budget=budget, progress=lambda label, n, total: say(label))
     from bayesrank.cli_args import in_flags
 
+    say("leaderboard: simultaneous rank confidence sets")
     secs, table, ranks = sections(fits, comps, level, seed, in_flags("review", graph.advice()),
                                   all_ranks=all_ranks)
     parts = {name: f.diagnostics for name, f in fits.items()}

@@ -37,9 +37,13 @@ ADJUSTMENTS = ("holm", "bh")
 
 
 def contrast_sd(cov: np.ndarray) -> np.ndarray:
-    """(K, K) matrix ``sd(θ_b − θ_a) = sqrt(V_aa + V_bb − 2 V_ab)``."""
+    """(K, K) matrix ``sd(θ_b − θ_a) = sqrt(V_aa + V_bb − 2 V_ab)``, exactly symmetric (``V_ab + V_ba``
+    in place of ``2 V_ab``: equal for a symmetric covariance, and a covariance that is symmetric only
+    up to rounding gives sd_ab = sd_ba to the last bit)."""
+    cov = np.asarray(cov, dtype=float)
     v = np.diag(cov)
-    return np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0.0, None))
+    return np.sqrt(np.clip(v[:, None] + v[None, :] - (cov + cov.T), 0.0, None))
+
 
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
@@ -65,24 +69,45 @@ def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (the first in
-    row-major order on ties; −1 where the mask is empty). One block per leading player ``a``, on the
-    transposed draws (contiguous rows: memory (K − 1) × S per block)."""
+    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
+    mask is empty). A pair active in both directions is computed once, as ``|Z_a − Z_b| / sd_ab``
+    (``t_ba = −t_ab`` exactly), which halves the work of the full mask; one block per leading player
+    ``a`` on the transposed draws (contiguous rows: memory (K − 1) × S per block). On an exact tie
+    between two pairs the one reached first is returned (measure zero for continuous draws)."""
     k = sd.shape[0]
     et = np.ascontiguousarray(np.asarray(errors, dtype=float).T)
     n = et.shape[1]
     out = np.full(n, -np.inf)
     arg = np.full(n, -1)
     cols = np.arange(n)
-    for a in np.flatnonzero(pairs.any(axis=1)):
-        b = np.flatnonzero(pairs[a])
-        t = et[a][None, :] - et[b]
-        t /= sd[a, b][:, None]
-        j = t.argmax(axis=0)
-        tm = t[j, cols]
-        better = tm > out
-        out[better] = tm[better]
-        arg[better] = a * k + b[j[better]]
+    pairs = np.asarray(pairs, dtype=bool)
+    both = pairs & pairs.T
+    upper = np.triu(both, 1)  # {a, b} active both ways: once, at a < b
+    single = pairs & ~both  # active one way only
+    buf = np.empty((k, n))  # one work array for every block (no allocation per block)
+    for a in np.flatnonzero(upper.any(axis=1) | single.any(axis=1)):
+        for b, symmetric in ((np.flatnonzero(upper[a]), True), (np.flatnonzero(single[a]), False)):
+            if not b.size:
+                continue
+            t = buf[: b.size]
+            if b[-1] - b[0] == b.size - 1:  # a contiguous range of players (the full mask): a view, no gather
+                np.subtract(et[a][None, :], et[b[0] : b[-1] + 1], out=t)
+            else:
+                np.take(et, b, axis=0, out=t)
+                np.subtract(et[a][None, :], t, out=t)
+            if symmetric:
+                np.abs(t, out=t)
+            t /= sd[a, b][:, None]
+            j = t.argmax(axis=0)
+            tm = t[j, cols]
+            better = tm > out
+            out[better] = tm[better]
+            jb, cb = b[j[better]], cols[better]
+            if symmetric:  # the direction attaining |t|: (a, b) if Z_a ≥ Z_b, else (b, a)
+                ahead = et[a, cb] >= et[jb, cb]
+                arg[better] = np.where(ahead, a * k + jb, jb * k + a)
+            else:
+                arg[better] = a * k + jb
     return out, arg
 
 

@@ -249,18 +249,23 @@ def test_incremental_stepdown_equals_recomputing_every_draw():
 
 
 def test_max_t_argmax_equals_the_full_t_matrix():
-    """The blocked max-t (one leading player at a time, transposed draws) equals the brute force over
-    every draw's full (K, K) matrix of t statistics: the maximum and the first pair attaining it."""
-    from bayesrank.stats.ranksets import max_t, max_t_argmax
+    """The blocked max-t (one leading player at a time, transposed draws; a pair active both ways
+    computed once as |t|) equals the brute force over every draw's full (K, K) matrix of t
+    statistics: the maximum and the first pair attaining it, for masks with pairs active both ways,
+    one way only, and none."""
+    from bayesrank.stats.ranksets import contrast_sd, max_t, max_t_argmax
 
     rng = np.random.default_rng(3)
     k, s = 7, 400
     a = rng.normal(size=(k, k))
     cov = a @ a.T / k + 0.1 * np.eye(k)
+    cov[0, 1] = np.nextafter(cov[1, 0], np.inf)  # symmetric only up to rounding, as fitted covariances are
     errors = rng.multivariate_normal(np.zeros(k), cov, size=s)
-    v = np.diag(cov)
-    sd = np.sqrt(v[:, None] + v[None, :] - 2 * cov)
-    for pairs in (~np.eye(k, dtype=bool), rng.random((k, k)) < 0.3, np.zeros((k, k), dtype=bool)):
+    sd = contrast_sd(cov)
+    assert np.array_equal(sd, sd.T)
+    one_way = np.triu(rng.random((k, k)) < 0.5, 1)
+    for pairs in (~np.eye(k, dtype=bool), rng.random((k, k)) < 0.3, ~np.eye(k, dtype=bool) & ~one_way,
+                  np.zeros((k, k), dtype=bool)):
         pairs = pairs & ~np.eye(k, dtype=bool)
         m, arg = max_t_argmax(errors, sd, pairs)
         with np.errstate(divide="ignore", invalid="ignore"):

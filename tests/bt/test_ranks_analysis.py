@@ -153,6 +153,18 @@ def test_analysis_of_an_mle_fit(mle_fit):
     assert ra90.simultaneous.critical_values[0] < ra.simultaneous.critical_values[0]
 
 
+def test_analysis_without_marginal_sets_keeps_everything_else(mle_fit):
+    """``marginal=False`` (the review's page) drops the marginal columns only: the same simultaneous
+    sets, draws and tiers as the full analysis, and schema-valid JSON."""
+    full, lean = analyze_ranks(mle_fit, seed=1), analyze_ranks(mle_fit, seed=1, marginal=False)
+    assert lean.marginal is None
+    t_full, t_lean = full.table(), lean.table()
+    assert list(t_lean.columns) == [c for c in t_full.columns if not c.startswith("marginal_")]
+    pd.testing.assert_frame_equal(t_lean, t_full[t_lean.columns])
+    data = json.loads(lean.to_json())  # validated against the schema
+    assert set(data["rank_sets"]) == {"simultaneous"} and "marginal_rank_lower" not in data["players"][0]
+
+
 def test_analysis_of_a_bootstrap_fit_uses_bootstrap_critical_values(boot_fit):
     ra = analyze_ranks(boot_fit)
     assert ra.simultaneous.critical == "bootstrap" and ra.simultaneous.n_errors == 400
