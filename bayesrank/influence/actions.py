@@ -115,9 +115,10 @@ class Candidates:
 def _keep_finite_cap(state: BTState, counts: np.ndarray, r, o) -> np.ndarray:
     """How many matches of cell (r, o) can be removed (dropped or flipped) while both players keep
     some win and some loss (half-ties count half): removing more makes an MLE infinite (ridge = 0).
-    A necessary condition for a finite MLE; refits still check strong connectivity."""
+    A necessary condition for a finite MLE; refits still check strong connectivity. No cap with a
+    ridge or Firth's penalty (finite however the wins fall)."""
     cell = counts[r, o]
-    if state.ridge > 0:
+    if state.ridge > 0 or state.penalty is not None:
         return cell
     c = state.counts
     k = state.n_players

@@ -98,7 +98,7 @@ def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: 
         best = int(np.argmin(vals))
         table = tables[best]
         one = refit_one(st, table)
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, one.theta, one.hessian, one.hinv)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, one.theta, one.hessian, one.hinv, penalty=st.penalty)
         if objective.broken_at(st):  # the objective's own covariance on the exact refit
             return {"broken": True, "budget": used, "n_refits": n_refits}
     return {"broken": False, "budget": None, "n_refits": n_refits}
@@ -174,7 +174,7 @@ def random_audit(state: BTState, objective: Objective, kind: str, budget: int, s
         if not rf.ok:
             continue
         table, used = new, used + m
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv, penalty=st.penalty)
         if objective.broken_at(st):  # the objective's own covariance on the exact refit
             return {"broken": True, "budget": int(used), "seed": seed}
     return {"broken": False, "budget": None, "seed": seed}
@@ -214,7 +214,7 @@ def rigging_audit(state: BTState, objective: TopK, budget: int, variant: str = "
         rf = refit_one(st, new, with_hinv=False)
         table = new
         votes += 1
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, st.hessian, st.hinv)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, st.hessian, st.hinv, penalty=st.penalty)
         if objective.broken(st.theta):
             return {"variant": variant, "broken": True, "budget": votes, "battles_seen": battles}
     return {"variant": variant, "broken": False, "budget": None, "battles_seen": battles}
@@ -234,7 +234,7 @@ def active_sampling(state: BTState, target: str, budget: int, step: int = 1) -> 
         best = int(np.argmax(var))
         table = apply(table, cand, best, step)
         rf = refit_one(st, table)
-        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv)
+        st = BTState(st.counts.with_counts(table), st.ties, st.ridge, rf.theta, rf.hessian, rf.hinv, penalty=st.penalty)
         used += step
         rows.append({"budget": used, "variance": float(st.hinv[t, t])})
     return pd.DataFrame(rows)

@@ -114,7 +114,7 @@ def _state_for(base: BTState, kind: str) -> BTState:
     """Adds act on any pair: work on the complete pair table (unobserved pairs with zero counts)."""
     if kind.startswith("add") and base.counts.n_pairs < base.n_players * (base.n_players - 1) // 2:
         full = complete_pairs(base.counts)
-        return BTState(full, base.ties, base.ridge, base.theta, base.hessian, base.hinv)
+        return BTState(full, base.ties, base.ridge, base.theta, base.hessian, base.hinv, penalty=base.penalty)
     return base
 
 
@@ -361,7 +361,8 @@ def greedy_audit(
     verified = False
     final_theta = st.theta
     if broken:
-        cold = BTState(st.counts.with_counts(table), st.ties, st.ridge, np.zeros(st.n_players), st.hessian, st.hinv)
+        cold = BTState(st.counts.with_counts(table), st.ties, st.ridge, np.zeros(st.n_players), st.hessian, st.hinv,
+                       penalty=st.penalty)
         rf = refit_one(cold, table)
         n_refits += 1
         verified = bool(rf.ok and objective.broken_at(cold.with_fit(table, rf)))

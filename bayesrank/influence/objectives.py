@@ -119,7 +119,7 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
         cols = np.arange(sl.stop - sl.start)
         hx = state.hx(cand.i[sl], cand.j[sl])  # (K, nb)
         th = state.theta[:, None] + scale[sl] * hx
-        for _ in range(chord_steps):
+        for _ in range(chord_steps if state.penalty is None else 0):  # the sweeps solve the unpenalised score
             grad = _gradient(c.i, c.j, k, 0, per_pair(th, 0, sl, cols)[..., None]).T + state.ridge * th
             grad -= grad.mean(axis=0)
             th = th - (state.hinv @ grad - coef[sl] * (grad * hx).sum(axis=0) * hx)

@@ -71,6 +71,7 @@ class BTState:
     hinv: np.ndarray = field(default=None)
     fit_info: dict | None = field(default=None, repr=False)  # the base fit's Newton: converged, iterations
     _covariances: dict = field(default_factory=dict, repr=False, compare=False)
+    penalty: str | None = None  # "firth": θ̂ and every refit are Firth's bias-reduced estimates (bt.firth)
 
     def __post_init__(self):
         if self.hinv is None:
@@ -101,12 +102,27 @@ class BTState:
 
     def with_fit(self, table: np.ndarray, fit: Refit) -> BTState:
         """The state of the perturbed count ``table`` at its exact refit ``fit`` (same pairs, ties, ridge)."""
-        return BTState(self.counts.with_counts(table), self.ties, self.ridge, fit.theta, fit.hessian, fit.hinv)
+        return BTState(self.counts.with_counts(table), self.ties, self.ridge, fit.theta, fit.hessian, fit.hinv,
+                       penalty=self.penalty)
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def fit(cls, counts: PairCounts, ties: str = "half", ridge: float = 0.0, start=None) -> "BTState":
+    def fit(cls, counts: PairCounts, ties: str = "half", ridge: float = 0.0, start=None,
+            penalty: str | None = None) -> "BTState":
+        """The MLE (``ridge``: penalised by (ridge/2)·Σθ²), or with ``penalty="firth"`` Firth's
+        bias-reduced estimate (finite when a player never won or never lost; :mod:`bayesrank.bt.firth`):
+        its Hessian is the information at that estimate, and every refit of an audit is a Firth fit."""
         check_ties(ties)
+        if penalty == "firth":
+            from bayesrank.bt.firth import firth_fit
+
+            if ridge:
+                raise InputError("Firth's bias reduction and a ridge penalty are alternatives: pass one")
+            f = firth_fit(counts, ties=ties, start=start)
+            return cls(counts, ties, 0.0, f.theta[0], f.info[0], penalty="firth",
+                       fit_info={"method": "Firth bias-reduced MLE", "converged": True, "iterations": int(f.iterations)})
+        if penalty is not None:
+            raise InputError(f"penalty must be None or 'firth', got {penalty!r}")
         if ridge == 0:
             rep = comparison_graph(counts, ties=ties)
             if not rep.finite_mle:
@@ -119,12 +135,23 @@ class BTState:
                              "converged": bool(res.converged[0]), "iterations": int(res.iterations)})
 
     def gradient_norm(self) -> float:
-        """‖∇L(θ̂)‖ on the sum-to-zero space (the loss the fit minimised, ridge included)."""
+        """‖∇L(θ̂)‖ on the sum-to-zero space (the loss the fit minimised, ridge included; Firth: the
+        modified score)."""
         from bayesrank.bt.mle import objective
 
+        if self.penalty == "firth":
+            from bayesrank.bt.firth import binomial_rows, pieces
+
+            y, n = binomial_rows(self.counts.counts if self.ties == "half" else self._without_ties(), self.ties)
+            return float(np.linalg.norm(pieces(self.theta[None], self.counts.i, self.counts.j, y, n).score[0]))
         _, g, _ = objective(tie_model(self.ties), self.counts, self.theta[None], ridge=self.ridge)
         g = g[0, : self.n_players]
         return float(np.linalg.norm(g - g.mean()))
+
+    def _without_ties(self) -> np.ndarray:
+        c = self.counts.counts.copy()
+        c[:, 2] = 0.0
+        return c
 
     # --- per pair quantities ------------------------------------------------------------------
     @property
@@ -203,6 +230,8 @@ def refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool = False, sta
     hinvs = np.full((b, k, k), np.nan) if with_hinv else None
     hess = np.full((b, k, k), np.nan) if with_hinv else None
     ok = np.ones(b, dtype=bool)
+    if state.penalty == "firth":
+        return _firth_refit(state, batch_counts, with_hinv, start, chunk)
     if state.ridge == 0:
         base_edges = _edges(state.counts.counts, state.ties)
         for m in range(b):
@@ -220,6 +249,33 @@ def refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool = False, sta
             hinvs[sel] = np.linalg.inv(res.hessian + 1.0 / k) - 1.0 / (k * (1.0 + state.ridge))
             hess[sel] = res.hessian
     thetas[~ok] = np.nan
+    return Refit(thetas, hinvs, ok, hess)
+
+
+def _firth_refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool, start, chunk: int) -> Refit:
+    """:func:`refit` of a Firth state: Firth's estimate of each table (``ok=False`` where the
+    perturbed comparison graph is disconnected or the fit does not converge); the Hessian is the
+    information at the estimate (its inverse the Wald covariance of the Firth fit)."""
+    from bayesrank.bt.firth import firth_fit
+
+    b, k = batch_counts.shape[0], state.n_players
+    thetas = np.full((b, k), np.nan)
+    hinvs = np.full((b, k, k), np.nan) if with_hinv else None
+    hess = np.full((b, k, k), np.nan) if with_hinv else None
+    ok = np.zeros(b, dtype=bool)
+    x0 = state.theta if start is None else start
+    for lo in range(0, b, chunk):
+        sl = slice(lo, min(b, lo + chunk))
+        f = firth_fit(state.counts, ties=state.ties, batch_counts=batch_counts[sl], start=x0, tol=1e-11,
+                      strict=False)
+        ok[sl] = f.converged
+        thetas[sl] = f.theta
+        if with_hinv:
+            hess[sl] = f.info
+            hinvs[sl] = np.linalg.inv(np.nan_to_num(f.info) + 1.0 / k) - 1.0 / k
+    thetas[~ok] = np.nan
+    if with_hinv:
+        hinvs[~ok] = np.nan
     return Refit(thetas, hinvs, ok, hess)
 
 
@@ -242,7 +298,10 @@ def chord_refit(state: BTState, batch_counts: np.ndarray, pair: np.ndarray, dcur
     Sherman–Morrison (``dcurv`` = change of that pair's curvature weight ΔC). The fixed point is
     the exact MLE; the iteration converges linearly at rate O(‖Δθ‖), so a few O(R + K²) sweeps
     replace Newton's O(K³) solves. Replicates that do not reach ``tol`` are flagged ``ok=False``
-    (fall back to :func:`refit`). Verification of audit breaks uses :func:`refit` (batched Newton)."""
+    (fall back to :func:`refit`). Verification of audit breaks uses :func:`refit` (batched Newton).
+    A Firth state is refitted by :func:`refit` (the chord iteration solves the unpenalised score)."""
+    if state.penalty is not None:
+        return refit(state, batch_counts)
     c = state.counts
     k = state.n_players
     b = batch_counts.shape[0]
