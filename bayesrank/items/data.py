@@ -39,6 +39,7 @@ class ItemScores:
     n_rows: int = 0
     source: str = "<frame>"
     benchmark: str | None = None
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # derived (scores are not mutated)
 
     def __post_init__(self):
         m, n = self.scores.shape
@@ -60,7 +61,18 @@ class ItemScores:
     @property
     def binary(self) -> bool:
         """Every model's score on every item is a single 0/1 outcome (no repeats, no fractions)."""
-        return bool((self.trials == 1).all() and np.isin(self.scores, (0.0, 1.0)).all())
+        if "binary" not in self._cache:
+            self._cache["binary"] = bool((self.trials == 1).all() and np.isin(self.scores, (0.0, 1.0)).all())
+        return self._cache["binary"]
+
+    def wins(self) -> np.ndarray:
+        """(M, M) integer counts, 0/1 scores: [a, b] = items a solved and b did not (McNemar's n10),
+        ``S_a − (y yᵀ)_ab`` (one float32 product: exact for counts below 2^24)."""
+        if "wins" not in self._cache:
+            y = self.scores.astype(np.float32)
+            both = np.rint(y @ y.T).astype(np.int64)
+            self._cache["wins"] = np.diag(both)[:, None] - both
+        return self._cache["wins"]
 
     @property
     def repeated(self) -> bool:

@@ -96,7 +96,7 @@ def pair_stats(data: ItemScores, a, b, level: float = 0.95, cov: np.ndarray | No
         p2, p1 = 2 * stats.norm.sf(np.abs(z)), stats.norm.sf(z)
         test, q = "cluster-robust Wald", stats.norm.ppf(0.5 + level / 2)
     elif data.binary:
-        wins = np.rint(y @ (1 - y).T).astype(np.int64)  # [a, b]: items a solved and b did not
+        wins = data.wins()  # [a, b]: items a solved and b did not
         n10, n01 = wins[a, b], wins[b, a]
         out["n10"], out["n01"] = n10, n01
         p2, p1 = mcnemar_exact_many(n10, n01)

@@ -1,20 +1,26 @@
-"""The item-response model: Bradley–Terry between models and items (Rasch), in PyMC and its NumPy twin.
+"""The item-response model: Bradley–Terry between models and items (Rasch), in PyMC, and the fits.
 
     logit P(model m solves item i) = θ_m − b_i,   θ ~ ZeroSumNormal(σ_θ),   b_i ~ Normal(μ, σ),
     μ ~ Normal(0, σ_μ),   σ ~ HalfNormal(σ_σ)
 
 Each item is a "player" a model meets once (or r times: repeated measures are r binomial trials,
-k successes). **Collapsed likelihood.** Given (θ, μ, σ) the difficulty b_i integrates out, and the
-factor ``exp(Σ_m k_mi θ_m)`` does not involve b_i, so an item enters only through its total
-``s_i = Σ_m k_mi`` and its trial pattern ``r_·i``::
+k successes). The difficulties integrate out (:mod:`bayesrank.items.likelihood`: an item enters
+only through its total and trial pattern, at most M + 1 one-dimensional integrals for 0/1 scores),
+so the posterior is over (θ, μ, σ) only.
 
-    log p(y | θ, μ, σ) = Σ_m θ_m T_m + Σ_g c_g log I_g + const,     T_m = Σ_i k_mi,
-    I_g = ∫ exp(−b s_g − Σ_m r_gm log(1 + e^{θ_m − b})) N(b | μ, σ) db
+**Coordinates.** The fits work in PyMC's unconstrained coordinates of :func:`build_rasch_model`:
+``theta_zerosum__`` (M − 1; θ = the zero-sum transform's isometry of it, so the ZeroSumNormal
+prior is N(0, σ_θ²) on each coordinate), μ, and log σ. There the posterior is close to
+isotropic after scaling each coordinate (at 100 models × 10,000 items the correlation matrix
+has eigenvalues 0.86–1.22), which is what a diagonal mass matrix needs.
 
-over the distinct (pattern, total) groups g with c_g items each — at most M + 1 integrals for 0/1
-scores on a complete matrix. The integral is a trapezoid rule in x = (b − μ)/σ on [−8, 8] with a
-spacing below the width of an item's likelihood (:func:`quadrature`: 161 nodes for ≤ 4 models, 801
-for 100; tested against adaptive quadrature to 1e-9). NUTS runs on (θ, μ, σ) only; the difficulties are not sampled.
+* :func:`fit_laplace`: the posterior mode (trust-region Newton with the analytic gradient and
+  Hessian) and the Gaussian with the inverse negative Hessian (``review --fast``).
+* :func:`fit_nuts`: NUTS (nutpie) on the same log density, a numba kernel for its value and
+  gradient (equal to the PyMC model's to rounding: tested); ``sampler="pymc"`` samples
+  :func:`build_rasch_model` with PyMC's own NUTS instead (the reference; slower). The quadrature
+  grid is chosen for the σ range the Laplace fit allows (σ̂·e^{8·sd(log σ)}), and the draws are
+  checked against it.
 
 Fractional scores that are not counts (a grade in [0, 1]) use the Bernoulli kernel with y in place
 of k — a quasi-likelihood (as the Bradley–Terry model's half-wins): the θ order it gives is the
@@ -36,135 +42,82 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.items.data import ItemScores
-
-X_RANGE = 8.0
-
-
-def quadrature(max_trials: float) -> tuple[np.ndarray, np.ndarray]:
-    """Trapezoid nodes x on [−8, 8] and log weights (with the N(0, 1) density) for items answered
-    by at most ``max_trials`` model trials: an item's likelihood in b has SD ≥ 2/√trials, i.e. ≥
-    2/(σ√trials) in x, and the spacing h = min(0.1, 0.2/√trials) keeps h below that SD for σ ≤ 10
-    (the trapezoid rule's error on such integrands is then ~e^{−2π²(SD/h)²}, negligible)."""
-    h = min(0.1, 0.2 / np.sqrt(max(max_trials, 1.0)))
-    n = int(np.ceil(2 * X_RANGE / h)) + 1
-    x = np.linspace(-X_RANGE, X_RANGE, n)
-    logw = -0.5 * x**2 - 0.5 * np.log(2 * np.pi) + np.log(x[1] - x[0])
-    logw[[0, -1]] += np.log(0.5)  # trapezoid end weights
-    return x, logw
+from bayesrank.items.likelihood import (  # noqa: F401  (re-exported: the model's statistics)
+    SIGMA_MAX, X_RANGE, RaschStats, collapsed_loglik_pt, every_total, group_loglik, loglik, loglik_hessian,
+    quadrature, sufficient,
+)
 
 PRIOR = {"theta": 2.5, "mu": 2.5, "sigma": 2.5}
 LOO_MAX_ITEMS = 2000  # item-level PSIS-LOO costs ~9 ms per item (ArviZ's Pareto smoothing): skipped above
+SIGMA_SDS = 8.0  # the NUTS grid covers σ up to the Laplace mode × e^{8 sd(log σ)}
+DRAWS, TUNE = 1000, 300  # NUTS per chain (nutpie's defaults): 500 draws left the max folded R-hat at 1.010–1.017 at 100 × 10,000
 
 
-@dataclass(frozen=True)
-class RaschStats:
-    """Sufficient statistics of the collapsed Rasch likelihood."""
-
-    players: np.ndarray  # (M,)
-    totals: np.ndarray  # T_m (M,)
-    patterns: np.ndarray  # (P, M) trial counts r of each distinct pattern
-    group_pattern: np.ndarray  # (G,) pattern of each group
-    group_total: np.ndarray  # (G,) item total s_g
-    group_count: np.ndarray  # (G,) items in the group
-    item_group: np.ndarray  # (N,) group of each item
-    item_const: np.ndarray  # (N,) log binomial coefficients of each item (0 for 0/1 scores)
-    counts: bool  # binomial counts (True) or the fractional quasi-likelihood (False)
-    x_nodes: np.ndarray  # quadrature nodes in x = (b − μ)/σ
-    log_w: np.ndarray  # their log weights (trapezoid × N(0, 1) density)
-
-    @property
-    def n_items(self) -> int:
-        return int(self.group_count.sum())
+# ---------------------------------------------------------------------------------- coordinates
+def zerosum(z: np.ndarray) -> np.ndarray:
+    """θ (…, M) from PyMC's ``theta_zerosum__`` coordinates z (…, M − 1): the ZeroSumTransform's
+    backward map, an isometry onto the sum-zero subspace (|θ| = |z|)."""
+    z = np.asarray(z, dtype=float)
+    n = z.shape[-1] + 1
+    s = z.sum(axis=-1, keepdims=True)
+    norm = s / (np.sqrt(n) + n)
+    return np.concatenate([z - norm, -s / np.sqrt(n)], axis=-1)
 
 
-def sufficient(data: ItemScores) -> RaschStats:
-    from scipy.special import gammaln
-
-    if data.successes is not None:
-        k, r, counts = data.successes.astype(float), data.trials.astype(float), True
-    else:
-        k, r, counts = data.scores.astype(float), np.ones_like(data.scores, dtype=float), False
-    pat, pat_of_item = np.unique(r.T, axis=0, return_inverse=True)
-    s = k.sum(axis=0)
-    keys = pd.DataFrame({"p": pat_of_item.ravel(), "s": np.round(s, 12)})
-    grp, item_group = np.unique(keys.to_numpy(), axis=0, return_inverse=True)
-    const = (gammaln(r + 1) - gammaln(k + 1) - gammaln(r - k + 1)).sum(axis=0) if counts else np.zeros(len(s))
-    return RaschStats(players=np.asarray([str(m) for m in data.models], dtype=object), totals=k.sum(axis=1),
-                      patterns=pat, group_pattern=grp[:, 0].astype(int), group_total=grp[:, 1],
-                      group_count=np.bincount(item_group.ravel(), minlength=len(grp)).astype(float),
-                      item_group=item_group.ravel(), item_const=const, counts=counts,
-                      **dict(zip(("x_nodes", "log_w"), quadrature(pat.sum(axis=1).max()))))
+def zerosum_inverse(theta: np.ndarray) -> np.ndarray:
+    """z from a sum-zero θ (the transform's forward map)."""
+    theta = np.asarray(theta, dtype=float)
+    n = theta.shape[-1]
+    norm = -theta[..., -1:] * np.sqrt(n) / (np.sqrt(n) + n)
+    return theta[..., :-1] + norm
 
 
-# ---------------------------------------------------------------------------------- NumPy twin
-def _softplus(z):
-    return np.logaddexp(0.0, z)
+def _zerosum_grad(g_theta: np.ndarray) -> np.ndarray:
+    """The chain rule through :func:`zerosum`: ∂/∂z from ∂/∂θ."""
+    n = len(g_theta)
+    return g_theta[:-1] - g_theta[:-1].sum() / (np.sqrt(n) + n) - g_theta[-1] / np.sqrt(n)
 
 
-def _logsumexp_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log Σ_q e^{a_gq} per row, e^{a − row max}) — scipy's logsumexp is ~10× slower at this size."""
-    mx = a.max(axis=1, keepdims=True)
-    e = np.exp(a - mx)
-    return mx[:, 0] + np.log(e.sum(axis=1)), e
-
-
-def group_loglik(theta, mu, sigma, st: RaschStats) -> np.ndarray:
-    """log I_g for every group (G,)."""
-    b = mu + sigma * st.x_nodes
-    f = st.patterns @ _softplus(theta[:, None] - b[None, :])
-    a = st.log_w[None, :] - st.group_total[:, None] * b[None, :] - f[st.group_pattern]
-    return _logsumexp_rows(a)[0]
-
-
-def loglik(theta, mu, sigma, st: RaschStats, grad: bool = False):
-    """Collapsed log-likelihood (without the binomial constants) and, with ``grad``, its gradient
-    with respect to θ (M,), μ and σ."""
-    from scipy.special import expit
-
-    b = mu + sigma * st.x_nodes
-    z = theta[:, None] - b[None, :]
-    f = st.patterns @ _softplus(z)
-    a = st.log_w[None, :] - st.group_total[:, None] * b[None, :] - f[st.group_pattern]
-    li, e = _logsumexp_rows(a)
-    ll = float(theta @ st.totals + st.group_count @ li)
-    if not grad:
-        return ll
-    w = e * (st.group_count / e.sum(axis=1))[:, None]  # c_g × posterior weights of the nodes
-    if len(st.patterns) == 1:
-        wp = w.sum(axis=0, keepdims=True)
-    else:  # sum the groups of each pattern (one-hot product: np.add.at is slow)
-        wp = (np.arange(len(st.patterns))[:, None] == st.group_pattern[None, :]).astype(float) @ w
-    ex = expit(z)
-    g_theta = st.totals - ((ex @ wp.T) * st.patterns.T).sum(axis=1)
-    da_db = -st.group_total[:, None] + (st.patterns @ ex)[st.group_pattern]
-    g_mu = float((w * da_db).sum())
-    g_sigma = float((w * da_db * st.x_nodes[None, :]).sum())
-    return ll, g_theta, g_mu, g_sigma
+def zerosum_matrix(m: int) -> np.ndarray:
+    """B (M, M − 1) with θ = B z."""
+    return zerosum(np.eye(m - 1)).T
 
 
 def _unpack(x, m):
-    free = x[: m - 1]
-    theta = np.concatenate([free, [-free.sum()]])
-    return theta, x[m - 1], np.exp(x[m])
+    return zerosum(x[: m - 1]), float(x[m - 1]), float(np.exp(x[m]))
 
 
-def log_posterior(x, st: RaschStats, prior=PRIOR, grad: bool = False):
-    """Log posterior in the unconstrained coordinates (θ_1..θ_{M−1}, μ, log σ), θ_M = −Σ θ_j."""
+def log_posterior(x, st: RaschStats, prior=PRIOR, grad: bool = False, hess: bool = False):
+    """Log posterior (up to a constant) in the coordinates (z, μ, log σ) of the PyMC model, with the
+    log-σ Jacobian; with ``grad`` also its gradient, with ``hess`` also its Hessian."""
     m = len(st.players)
     theta, mu, sigma = _unpack(x, m)
-    lp_prior = (-0.5 * (theta**2).sum() / prior["theta"] ** 2 - 0.5 * mu**2 / prior["mu"] ** 2
-                - 0.5 * sigma**2 / prior["sigma"] ** 2 + np.log(sigma))
-    if not grad:
+    z = x[: m - 1]
+    st_, sm, ss = prior["theta"] ** 2, prior["mu"] ** 2, prior["sigma"] ** 2
+    lp_prior = -0.5 * (z @ z) / st_ - 0.5 * mu**2 / sm - 0.5 * sigma**2 / ss + x[m]
+    if not grad and not hess:
         return loglik(theta, mu, sigma, st) + lp_prior
     ll, gt, gm, gs = loglik(theta, mu, sigma, st, grad=True)
-    gt = gt - theta / prior["theta"] ** 2
-    g = np.empty_like(x)
-    g[: m - 1] = gt[: m - 1] - gt[m - 1]
-    g[m - 1] = gm - mu / prior["mu"] ** 2
-    g[m] = (gs - sigma / prior["sigma"] ** 2) * sigma + 1.0
-    return ll + lp_prior, g
+    g = np.empty(m + 1)
+    g[: m - 1] = _zerosum_grad(gt) - z / st_
+    g[m - 1] = gm - mu / sm
+    g[m] = (gs - sigma / ss) * sigma + 1.0
+    if not hess:
+        return ll + lp_prior, g
+    h = loglik_hessian(theta, mu, sigma, st)
+    j = np.zeros((m + 2, m + 1))  # ∂(θ, μ, σ)/∂(z, μ, log σ)
+    j[:m, : m - 1] = zerosum_matrix(m)
+    j[m, m - 1] = 1.0
+    j[m + 1, m] = sigma
+    hx = j.T @ h @ j
+    hx[m, m] += gs * sigma  # second derivative of σ = e^u
+    hx[: m - 1, : m - 1] -= np.eye(m - 1) / st_
+    hx[m - 1, m - 1] -= 1.0 / sm
+    hx[m, m] -= 2.0 * sigma**2 / ss
+    return ll + lp_prior, g, hx
 
 
+# ---------------------------------------------------------------------------------- fits
 @dataclass
 class RaschFit:
     """A fit of the Rasch model: θ draws (S, M) with μ, σ draws; the method; diagnostics."""
@@ -189,88 +142,147 @@ class RaschFit:
                              "theta_sd": self.draws.std(axis=0, ddof=1), "theta_lower": lo, "theta_upper": hi})
 
 
-def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR) -> RaschFit:
-    """Posterior mode (L-BFGS on the collapsed log posterior, analytic gradient) and the Laplace
-    approximation: Gaussian draws with the inverse of the negative Hessian (central differences of
-    the analytic gradient) in the coordinates (θ_1..θ_{M−1}, μ, log σ)."""
-    from scipy.optimize import minimize
+def _stats(data_or_stats) -> RaschStats:
+    return data_or_stats if isinstance(data_or_stats, RaschStats) else sufficient(data_or_stats)
 
-    from bayesrank.protocol import Diagnostics
 
-    st = data_or_stats if isinstance(data_or_stats, RaschStats) else sufficient(data_or_stats)
+def _start(st: RaschStats) -> np.ndarray:
+    """Starting point: θ from the logits of the models' mean scores, μ = −their mean, σ = 1."""
     m = len(st.players)
     n = st.n_items
     p_bar = np.clip(st.totals / (n * st.patterns.mean(axis=0).clip(1e-9)), 1e-3, 1 - 1e-3)
     logit = np.log(p_bar / (1 - p_bar))
-    x0 = np.concatenate([(logit - logit.mean())[: m - 1], [-logit.mean()], [0.0]])
+    return np.concatenate([zerosum_inverse(logit - logit.mean()), [-logit.mean()], [0.0]])
 
-    def fun(x):
-        v, g = log_posterior(x, st, prior, grad=True)
-        return -v, -g
 
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-9, "ftol": 1e-15})
-    x = res.x
+def posterior_mode(st: RaschStats, prior=PRIOR) -> tuple[np.ndarray, np.ndarray, object]:
+    """(mode x, Hessian of the log posterior there, scipy result): trust-region Newton
+    (``trust-exact``) with the analytic gradient and Hessian, from :func:`_start`."""
+    from scipy.optimize import minimize
 
-    def hessian(x, eps=1e-5):
-        h = np.empty((len(x), len(x)))
-        for j in range(len(x)):
-            e = np.zeros_like(x)
-            e[j] = eps
-            h[j] = (log_posterior(x + e, st, prior, grad=True)[1] - log_posterior(x - e, st, prior, grad=True)[1]) / (2 * eps)
-        return 0.5 * (h + h.T)
+    cache = {}
 
-    # Newton steps polish the mode (L-BFGS stalls on a log posterior of ~1e5 in magnitude, where f
-    # differences reach rounding; the gradient stays accurate)
-    _, g = log_posterior(x, st, prior, grad=True)
-    hess = hessian(x)
-    for _ in range(8):  # the Hessian at the L-BFGS point serves every step (the steps are tiny)
-        if np.linalg.norm(g) < 1e-7:
-            break
-        x = x - np.linalg.solve(hess, g)
-        _, g = log_posterior(x, st, prior, grad=True)
-    hess = hessian(x)
-    cov = np.linalg.inv(-hess)
-    rng = np.random.default_rng(seed)
-    z = rng.multivariate_normal(x, cov, size=draws, method="eigh")
-    free = z[:, : m - 1]
-    theta = np.concatenate([free, -free.sum(axis=1, keepdims=True)], axis=1)
+    def at(x):
+        key = x.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = log_posterior(x, st, prior, hess=True)
+        return cache[key]
+
+    res = minimize(lambda x: -at(x)[0], _start(st), jac=lambda x: -at(x)[1], hess=lambda x: -at(x)[2],
+                   method="trust-exact", options={"gtol": 1e-8, "maxiter": 200})
+    _, g, h = at(res.x)
+    return res.x, h, res
+
+
+def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR) -> RaschFit:
+    """Posterior mode and the Laplace approximation: Gaussian draws with the inverse of the negative
+    (analytic) Hessian in the coordinates (z, μ, log σ) (:func:`posterior_mode`)."""
+    from bayesrank.protocol import Diagnostics
+
+    st = _stats(data_or_stats)
+    m = len(st.players)
+    x, h, res = posterior_mode(st, prior)
+    g = log_posterior(x, st, prior, grad=True)[1]
     gn = float(np.linalg.norm(g))
-    diag = Diagnostics.optimizer("laplace (collapsed Rasch, NumPy)", bool(res.success) or gn < 1e-6, gn,
-                                 iterations=int(res.nit), status=str(res.message), gradient_tol=1e-6)
+    cov = np.linalg.inv(-h)
+    cov = 0.5 * (cov + cov.T)
+    ok = bool(np.all(np.linalg.eigvalsh(-h) > 0))
+    rng = np.random.default_rng(seed)
+    zs = rng.multivariate_normal(x, cov, size=draws, method="cholesky" if ok else "eigh")
+    diag = Diagnostics.optimizer("laplace (collapsed Rasch)", ok and gn < 1e-6, gn, iterations=int(res.nit),
+                                 status=str(res.message), gradient_tol=1e-6)
     mode_theta, mode_mu, mode_sigma = _unpack(x, m)
-    return RaschFit(st.players, theta, z[:, m - 1], np.exp(z[:, m]), "laplace", diag, mode=mode_theta,
-                    extra={"mu_mode": float(mode_mu), "sigma_mode": float(mode_sigma)})
+    return RaschFit(st.players, zerosum(zs[:, : m - 1]), zs[:, m - 1], np.exp(zs[:, m]), "laplace", diag,
+                    mode=mode_theta, extra={"mu_mode": mode_mu, "sigma_mode": mode_sigma, "x_mode": x, "cov": cov})
+
+
+def nuts_grid(st: RaschStats, laplace: RaschFit) -> RaschStats:
+    """The statistics on the coarsest grid accurate for σ up to the Laplace mode × e^{8 sd(log σ)}
+    (never finer than the default grid's)."""
+    m = len(st.players)
+    sd_u = float(np.sqrt(laplace.extra["cov"][m, m]))
+    top = laplace.extra["sigma_mode"] * np.exp(SIGMA_SDS * sd_u)
+    return st.regrid(top) if top < st.sigma_max else st
+
+
+def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TUNE, chains: int = 4,
+             prior=PRIOR, target_accept: float = 0.8, loo: bool = True, sampler: str = "nutpie",
+             laplace: RaschFit | None = None, stats: RaschStats | None = None, progress=None) -> RaschFit:
+    """NUTS on the collapsed model, with diagnostics (R-hat, ESS, divergences) and PSIS-LOO over
+    items (:func:`loo_items`).
+
+    ``sampler="nutpie"`` (default): nutpie on :func:`log_posterior` (numba kernel), chains started at
+    draws of the Laplace approximation (``laplace``, fitted when not given), on the grid of
+    :func:`nuts_grid`; if a draw of σ leaves that grid's range the chains are re-run on the default
+    grid. ``sampler="pymc"``: PyMC's NUTS on :func:`build_rasch_model`. ``stats``: the data's
+    :func:`sufficient` statistics when already computed."""
+    from bayesrank.protocol import Diagnostics
+
+    data = None if isinstance(data_or_stats, RaschStats) else data_or_stats
+    st = stats if stats is not None else _stats(data_or_stats)
+    m = len(st.players)
+    extra = {}
+    if sampler == "pymc":
+        import pymc as pm
+
+        from bayesrank._multiprocessing import pymc_mp_ctx
+        from bayesrank.outputs import stop_if_interrupted
+
+        with build_rasch_model(st, prior):
+            idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=False,
+                              target_accept=target_accept, compute_convergence_checks=False, nuts_sampler="pymc",
+                              cores=min(chains, 2), mp_ctx=pymc_mp_ctx())
+        stop_if_interrupted()
+        method = "nuts (PyMC, collapsed Rasch)"
+    elif sampler == "nutpie":
+        laplace = fit_laplace(st, seed=seed, prior=prior) if laplace is None else laplace
+        grid = nuts_grid(st, laplace)
+        idata = _nutpie(grid, laplace, prior, seed, draws, tune, chains, target_accept, progress)
+        top = float(idata["posterior"]["sigma"].max())
+        if top > grid.sigma_max:
+            extra["regrid"] = {"sigma_max_drawn": top, "grid_sigma_max": grid.sigma_max}
+            grid = st if top <= st.sigma_max else st.regrid(2 * top)
+            idata = _nutpie(grid, laplace, prior, seed, draws, tune, chains, target_accept, progress)
+        extra["grid"] = {"nodes": int(len(grid.x_nodes)), "sigma_max": grid.sigma_max}
+        method = "nuts (nutpie, collapsed Rasch)"
+    else:
+        raise ValueError(f"sampler must be 'nutpie' or 'pymc', got {sampler!r}")
+    post = idata["posterior"]
+    theta = post["theta"].transpose("chain", "draw", "player").values.reshape(-1, m)
+    mu, sigma = post["mu"].values.ravel(), post["sigma"].values.ravel()
+    if loo and data is not None and data.n_items <= LOO_MAX_ITEMS:
+        extra["loo"] = loo_items(theta, mu, sigma, data, st, chains=chains)
+    diag = Diagnostics.sampler(method, idata, var_names=["theta", "mu", "sigma"], **extra)
+    return RaschFit(st.players, theta, mu, sigma, "nuts", diag, idata=idata, extra=extra)
+
+
+def _nutpie(st: RaschStats, laplace: RaschFit, prior, seed, draws, tune, chains, target_accept, progress):
+    from bayesrank.stats.nuts import sample_logp
+
+    m = len(st.players)
+    x_mode, cov = laplace.extra["x_mode"], laplace.extra["cov"]
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        chol = np.diag(np.sqrt(np.clip(np.diag(cov), 1e-12, None)))
+
+    def init(s):
+        return x_mode + chol @ np.random.default_rng(s).standard_normal(m + 1)
+
+    def expand(x):
+        theta, mu, sigma = _unpack(x, m)
+        return {"theta": theta, "mu": np.asarray(mu), "sigma": np.asarray(sigma)}
+
+    from bayesrank.items.likelihood import log_posterior_function
+
+    return sample_logp(log_posterior_function(st, prior), m + 1, expand,
+                       {"theta": (m,), "mu": (), "sigma": ()}, init=init, draws=draws, tune=tune, chains=chains,
+                       seed=seed, target_accept=target_accept, coords={"player": [str(p) for p in st.players]},
+                       dims={"theta": ("player",)}, progress=progress, label="NUTS (item-response model)")
 
 
 # ---------------------------------------------------------------------------------- PyMC
-def collapsed_loglik_pt(theta, mu, sigma, st: RaschStats, totals=None, group_count=None):
-    """The collapsed log-likelihood as a PyTensor expression (the same formula as :func:`loglik`);
-    ``totals`` / ``group_count`` replace the statistics' own (e.g. by ``pm.Data``)."""
-    import pytensor.tensor as pt
-
-    totals = pt.as_tensor(st.totals) if totals is None else totals
-    group_count = pt.as_tensor(st.group_count) if group_count is None else group_count
-    b = mu + sigma * pt.as_tensor(st.x_nodes)
-    z = theta[:, None] - b[None, :]
-    f = pt.dot(pt.as_tensor(st.patterns), pt.softplus(z))
-    a = pt.as_tensor(st.log_w)[None, :] - pt.as_tensor(st.group_total)[:, None] * b[None, :] - f[st.group_pattern]
-    li = pt.logsumexp(a, axis=1)
-    return pt.dot(theta, totals) + pt.dot(group_count, li)
-
-
-def every_total(st: RaschStats) -> RaschStats:
-    """0/1 scores on a complete matrix: the statistics with one group per total s = 0..M (empty groups
-    count 0), so data sets of the same shape share one compiled model (``build_rasch_model(mutable=True)``)."""
-    m = len(st.players)
-    if len(st.patterns) != 1 or not (st.patterns == 1).all():
-        raise ValueError("every_total needs 0/1 scores with one trial per model and item")
-    count = np.zeros(m + 1)
-    np.add.at(count, np.rint(st.group_total).astype(int), st.group_count)
-    return RaschStats(st.players, st.totals, st.patterns, np.zeros(m + 1, dtype=int), np.arange(m + 1.0), count,
-                      np.rint(st.group_total[st.item_group]).astype(int), st.item_const, st.counts, st.x_nodes,
-                      st.log_w)
-
-
 def build_rasch_model(data_or_stats, prior=PRIOR, mutable: bool = False):
     """The collapsed Rasch model: θ (dims ``player``), μ, σ; the items enter by a Potential. With
     ``mutable`` (0/1 scores, complete matrix) the model totals and the count of items per total are
@@ -312,33 +324,6 @@ def build_full_model(data: ItemScores, prior=PRIOR, twopl: bool = False):
         else:
             pm.Potential("y", (k * eta - pm.math.log1pexp(eta)).sum())
     return model
-
-
-def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = 500, tune: int = 500, chains: int = 4,
-             prior=PRIOR, target_accept: float = 0.9, loo: bool = True) -> RaschFit:
-    """NUTS on the collapsed model (PyMC), with diagnostics (R-hat, ESS, divergences) and PSIS-LOO
-    over items (:func:`loo_items`)."""
-    import pymc as pm
-
-    from bayesrank.protocol import Diagnostics
-
-    data = None if isinstance(data_or_stats, RaschStats) else data_or_stats
-    from bayesrank._multiprocessing import pymc_mp_ctx
-
-    st = data_or_stats if data is None else sufficient(data)
-    model = build_rasch_model(st, prior)
-    with model:  # PyMC's own NUTS (the package's default sampler: nutpie would compile with numba first)
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=False,
-                          target_accept=target_accept, compute_convergence_checks=False, nuts_sampler="pymc",
-                          cores=min(chains, 2), mp_ctx=pymc_mp_ctx())
-    post = idata["posterior"]
-    theta = post["theta"].values.reshape(-1, len(st.players))
-    mu, sigma = post["mu"].values.ravel(), post["sigma"].values.ravel()
-    extra = {}
-    if loo and data is not None and data.n_items <= LOO_MAX_ITEMS:
-        extra["loo"] = loo_items(theta, mu, sigma, data, st, chains=chains)
-    diag = Diagnostics.sampler("nuts (collapsed Rasch)", idata, var_names=["theta", "mu", "sigma"], **extra)
-    return RaschFit(st.players, theta, mu, sigma, "nuts", diag, idata=idata, extra=extra)
 
 
 # ---------------------------------------------------------------------------------- checks
@@ -388,15 +373,17 @@ def total_distribution(theta, mu, sigma, st: RaschStats) -> np.ndarray:
     return out[0] if out.shape[0] == 1 else out
 
 
-def ppc_item_totals(fit: RaschFit, data: ItemScores, n_draws: int = 100, seed: int = 0) -> dict:
+def ppc_item_totals(fit: RaschFit, data: ItemScores, n_draws: int = 100, seed: int = 0,
+                    stats: RaschStats | None = None) -> dict:
     """Posterior predictive check of how many models solve an item (0/1 scores): for each of
     ``n_draws`` posterior draws of (θ, μ, σ), the exact law π of an item's total s = 0..M
     (:func:`total_distribution`), and a replicated histogram of N new items ~ Multinomial(N, π).
     Reported: the share of totals whose observed item count lies outside the central 95% of the
-    replicated counts, and the posterior predictive p-value of the χ² distance to N·π."""
+    replicated counts, and the posterior predictive p-value of the χ² distance to N·π. ``stats``: the
+    statistics whose quadrature grid to use (accurate for the draws' σ; default :func:`sufficient`'s)."""
     rng = np.random.default_rng(seed)
     m, n = data.scores.shape
-    st = sufficient(data)
+    st = sufficient(data) if stats is None else stats
     idx = rng.choice(len(fit.draws), size=min(n_draws, len(fit.draws)), replace=False)
     obs = np.bincount(np.rint(data.scores.sum(axis=0)).astype(int), minlength=m + 1)
     reps = np.empty((len(idx), m + 1))

@@ -220,7 +220,7 @@ def _binary_minima(data: ItemScores, pairs, action: str) -> np.ndarray | None:
     s = y.sum(axis=1)
     if action == "flip":
         return s[a] - s[b]
-    wins = y @ (1 - y).T
+    wins = data.wins()
     k = wins[a, b] - wins[b, a]
     return np.where(k >= data.n_items, np.nan, k)
 
@@ -249,10 +249,9 @@ def overturn(data: ItemScores, pairs, action: str) -> dict:
 def lose_significance(data: ItemScores, pairs, action: str, alpha: float, sided: str) -> dict:
     """The smallest re-grades / drops after which the claim's intersection–union McNemar test no
     longer rejects at α (some contrast's p ≥ α); 0/1 scores without clusters only."""
-    y = data.scores
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
-    wins = np.rint(y @ (1 - y).T).astype(np.int64)
+    wins = data.wins()
     n10, n01 = wins[a, b], wins[b, a]
     t, _, _ = significance_moves_many(n10, n01, data.n_items - n10 - n01, alpha, sided, action)
     best = None

@@ -180,7 +180,7 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
                   progress=progress)
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
-    for key, kinds in (("ridge", ("pairwise", "judges")), ("tune", ("pairwise", "judges")),
+    for key, kinds in (("ridge", ("pairwise", "judges")), ("tune", ("pairwise", "judges", "items")),
                        ("chains", ("pairwise", "judges", "items")), ("rank", ("judges",))):
         if key in options and kind not in kinds:
             raise InputError(f"--{key} applies to {' and '.join(kinds)} data (this is {kind} data)")

@@ -185,7 +185,7 @@ def _rank_plot(table: pd.DataFrame, level: float, ax, top: int = 30):
 
 def review_items(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
                  progress=None, format: str = "auto", cluster: str | None = None, benchmarks=None, metric=None,
-                 models=None, exclude_invalid: bool = False, draws: int = 500, chains: int = 4,
+                 models=None, exclude_invalid: bool = False, draws: int | None = None, tune: int | None = None, chains: int = 4,
                  columns=None) -> ReviewReport:
     from bayesrank.items import irt
     from bayesrank.items.frequentist import mean_covariance, model_table, rank_sets
@@ -220,19 +220,25 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     cov = mean_covariance(data)
     table = model_table(data, level)
     rs, groups = rank_sets(data, level, seed)
-    say("item-response model: " + ("Laplace" if fast else "NUTS"))
+    stats = irt.sufficient(data)
+    say("item-response model: Laplace")
+    laplace = irt.fit_laplace(stats, seed=seed)
     if fast:
-        bayes = irt.fit_laplace(data, seed=seed)
+        bayes = laplace
     else:
         from bayesrank.review.fits import RETRY_TARGET_ACCEPT, RETRY_TUNE_FACTOR
 
-        bayes = irt.fit_nuts(data, seed=seed, draws=draws, tune=draws, chains=chains)
+        draws = irt.DRAWS if draws is None else draws
+        tune = irt.TUNE if tune is None else tune
+        say("item-response model: NUTS")
+        nuts = dict(stats=stats, laplace=laplace, seed=seed, draws=draws, chains=chains, progress=say)
+        bayes = irt.fit_nuts(data, tune=tune, **nuts)
         if not bayes.diagnostics.converged:  # the review's rule: one re-run with more tuning
             say("NUTS did not converge: re-running with more tuning")
             first = bayes.diagnostics.line()
-            bayes = irt.fit_nuts(data, seed=seed, draws=draws, tune=RETRY_TUNE_FACTOR * draws, chains=chains,
-                                 target_accept=RETRY_TARGET_ACCEPT)
-            bayes.extra = {**(bayes.extra or {}), "rerun": {"first_run": first, "tune": RETRY_TUNE_FACTOR * draws,
+            retune = RETRY_TUNE_FACTOR * max(tune, draws)
+            bayes = irt.fit_nuts(data, tune=retune, target_accept=RETRY_TARGET_ACCEPT, **nuts)
+            bayes.extra = {**(bayes.extra or {}), "rerun": {"first_run": first, "tune": retune,
                                                             "target_accept": RETRY_TARGET_ACCEPT}}
     answers = []
     for n, claim in enumerate(parsed):
@@ -270,12 +276,14 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                     data={"interval": table.attrs["interval"], "rank_sets": rs.method, "n_tie_groups": n_groups,
                           "tie_groups": {str(k): int(v) for k, v in groups.items()}})]
     text = [f"Rasch model logit P(m solves i) = θ_m − b_i, b_i ~ N(μ, σ), item difficulties integrated out "
-            f"(collapsed likelihood over {len(irt.sufficient(data).group_count)} item groups); {bayes.method}: "
+            f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "
             f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}."]
     model_data = {"method": bayes.method, "diagnostics": bayes.diagnostics.to_dict(),
                   "mu_mean": float(np.mean(bayes.mu)), "sigma_mean": float(np.mean(bayes.sigma))}
     if data.binary:
-        ppc = irt.ppc_item_totals(bayes, data, n_draws=20 if fast else 100, seed=seed)
+        grid = irt.nuts_grid(stats, laplace)  # the coarser grid when every draw's σ is within its range
+        grid = grid if float(np.max(bayes.sigma)) <= grid.sigma_max else stats
+        ppc = irt.ppc_item_totals(bayes, data, n_draws=20 if fast else 100, seed=seed, stats=grid)
         text.append(f"Posterior predictive check of item totals (how many models solve an item): "
                     f"{ppc['share_outside_95']:.1%} of the {ppc['n_totals']} totals outside their 95% replicated range; "
                     f"χ² posterior predictive p = {ppc['p_value_chi2']:.3g}.")
