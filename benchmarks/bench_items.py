@@ -70,8 +70,8 @@ def main():
         if not extra:
             import json
 
-            model = next(s for s in json.loads((tmp / "r.json").read_text())["sections"] if s["id"] == "items_model")
-            print("   ", model["text"][0])
+            model = json.loads((tmp / "r.json").read_text())["sections"]["items_model"]
+            print("   ", model["method"], model["diagnostics"].get("rhat_max"), model["diagnostics"].get("divergences"))
     from bayesrank.items import irt
     from bayesrank.items.frequentist import mean_covariance, model_table, pair_stats, rank_sets
     from bayesrank.items.perturb import lose_significance, overturn

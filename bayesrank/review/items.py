@@ -291,7 +291,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     loo = (bayes.extra or {}).get("loo")
     if not fast and not loo:
         text.append(f"PSIS-LOO not computed: {data.n_items:,} items is above {irt.LOO_MAX_ITEMS:,} (ArviZ's Pareto "
-                    "smoothing costs ~9 ms per item); bayesrank.items.irt.loo_items computes it.")
+                    "smoothing costs ~1 ms of CPU per item); bayesrank.items.irt.loo_items computes it.")
     if loo:
         text.append(f"PSIS-LOO (leave one item out, difficulty integrated out): elpd {loo['elpd']:,.1f} (SE "
                     f"{loo['se']:.1f}), p_loo {loo['p_loo']:.1f}; max Pareto k {loo['pareto_k_max']:.2f}, "
