@@ -38,8 +38,10 @@ class Simulated:
     template: PairCounts
     counts: np.ndarray  # (R, P, 3): a wins, b wins, ties
     estimate: np.ndarray  # (R, K) half-win (or binary) MLE
-    cov: np.ndarray  # (R, K, K) the review's default covariance (Fisher; sandwich with ties)
+    cov: np.ndarray  # (R, K, K) the review's default covariance (Fisher; sandwich with ties; cluster-robust)
     ok: np.ndarray  # (R,) finite MLE and Newton converged
+    clustered: bool = False  # rows are clusters (items judged several times): ``cov`` is cluster-robust
+    fisher: np.ndarray | None = None  # (R, K, K) H⁻¹, the independence covariance (clustered simulations)
 
     @property
     def n_rep(self) -> int:
@@ -96,6 +98,38 @@ def simulate(theta, n_per_pair, n_rep: int, seed: int, tie_rate: float = 0.0) ->
         hinv = constrained_covariance(res.hessian[r], k)
         cov[r] = hinv @ meat(model, tpl.with_counts(counts[r]), res.params[r]) @ hinv if ties else hinv
     return Simulated(theta, tpl, counts, est, cov, ok)
+
+
+def simulate_clustered(theta, items_per_pair: int, judges: int, item_sd: float, n_rep: int, seed: int) -> Simulated:
+    """Clustered truth (PandaLM-like panels): every pair of players gets ``items_per_pair`` items,
+    each judged by ``judges`` judges; an item shifts the logit of its pair by u ~ N(0, item_sd²)
+    shared by its judges, so the judgments of one item are dependent. Rows of the template are the
+    items (``cluster`` = item); ``cov`` is the review's default covariance with ``--cluster item``
+    (the cluster-robust sandwich with statsmodels' CRV1 factor, ``bt.mle.covariance``), ``fisher``
+    the independence one (H⁻¹). With a design symmetric in two tied players the pseudo-true
+    (marginal, attenuated) scores of the two are tied too, so a claim between them is false."""
+    from bayesrank.bt.likelihood import tie_model
+    from bayesrank.bt.mle import constrained_covariance, covariance, newton
+
+    theta = np.asarray(theta, dtype=float)
+    k = len(theta)
+    pi, pj = np.triu_indices(k, 1)
+    i, j = np.repeat(pi, items_per_pair), np.repeat(pj, items_per_pair)
+    g = len(i)
+    n = np.full(g, float(judges))
+    tpl = PairCounts(np.array([f"p{a}" for a in range(k)], dtype=object), i, j, n, np.zeros(g), np.zeros(g),
+                     cluster=np.arange(g), cluster_name="item")
+    rng = np.random.default_rng(seed)
+    logit = theta[i] - theta[j] + item_sd * rng.standard_normal((n_rep, g))
+    wins = rng.binomial(judges, 1 / (1 + np.exp(-logit))).astype(float)
+    counts = np.stack([wins, judges - wins, np.zeros_like(wins)], axis=-1)
+    model = tie_model("half")
+    res = newton(model, tpl, batch_counts=counts, tol=1e-10)
+    est = res.params[:, :k]
+    ok = res.converged & np.all(np.isfinite(est), axis=1) & (np.abs(est).max(axis=1) < 20)
+    fisher = np.stack([constrained_covariance(h, k) for h in res.hessian])
+    cov = covariance(model, tpl, res.params, res.hessian, "cluster", hinv=fisher, batch_counts=counts)
+    return Simulated(theta, tpl, counts, est, cov, ok, clustered=True, fisher=fisher)
 
 
 def asymptotic_sd(theta, n_per_pair, a: int, b: int) -> float:
@@ -212,11 +246,12 @@ def order_supported(sim: Simulated, level: float = 0.95, seed: int = 0, n_sim: i
 
 # ---------------------------------------------------------------------------------- Bayesian (--fast)
 def laplace_probabilities(sim: Simulated, prior_sigma: float | None = None, draws: int = 2000, seed: int = 0,
-                          k_top: int = 2, pair=(0, 1)) -> dict:
+                          k_top: int = 2, pair=(0, 1), adjusted: bool | None = None) -> dict:
     """Per replicate, the ``--fast`` posterior probability of each claim: the share of ``draws``
     Gaussian draws of the Laplace twin (ridge MLE with ridge 1/σ², covariance = inverse ridge Hessian)
-    of the half-win model; with ties curvature-adjusted to the sandwich covariance (as the review's
-    ``bayesrank.review.fits.claims_posterior``)."""
+    of the half-win model; with ties or clusters curvature-adjusted to the review's default covariance
+    (the sandwich, the cluster-robust sandwich: as the review's ``bayesrank.review.fits.claims_posterior``).
+    ``adjusted=False``: the unadjusted (independence) posterior, for comparison."""
     from bayesrank.bt.likelihood import tie_model
     from bayesrank.bt.mle import constrained_covariance, newton
     from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
@@ -231,7 +266,7 @@ def laplace_probabilities(sim: Simulated, prior_sigma: float | None = None, draw
     for r in range(sim.n_rep):
         cov = constrained_covariance(res.hessian[r], k, model.n_extra)[:k, :k]
         g = rng.multivariate_normal(res.params[r, :k], cov, size=draws, method="eigh")
-        if sim.has_ties:
+        if (sim.has_ties or sim.clustered) if adjusted is None else adjusted:
             g = adjust_draws(g, sim.cov[r], n_players=k)
         rk = np.argsort(-sim.estimate[r], kind="stable")  # claims are about the reported (MLE) order
         out["pair"][r] = np.mean(g[:, pair[0]] > g[:, pair[1]])
@@ -273,7 +308,8 @@ def verdicts(sim: Simulated, claims=("top1",), fragile_below: float = 0.01, leve
 
     players = sim.template.players
     n = sim.n_rep if reps is None else min(reps, sim.n_rep)
-    sub = Simulated(sim.theta, sim.template, sim.counts[:n], sim.estimate[:n], sim.cov[:n], sim.ok[:n])
+    sub = Simulated(sim.theta, sim.template, sim.counts[:n], sim.estimate[:n], sim.cov[:n], sim.ok[:n],
+                    clustered=sim.clustered, fisher=None if sim.fisher is None else sim.fisher[:n])
     truth = truths(sub)
     probs = laplace_probabilities(sub, seed=seed)
     parsed = [parse_claim(c, "pairwise", players=players) for c in claims]
