@@ -15,7 +15,8 @@ def perturbation_phrase(action: str, entry: dict) -> str:
     if entry.get("what"):
         return entry["what"]
     verb = VERBS.get(action)
-    return f"{verb} {plural(entry['budget'], 'comparison')}" if verb else plural(entry["budget"], f"{action} change")
+    where = "" if entry.get("clusters") is None else f" in {plural(entry['clusters'], 'cluster')}"
+    return f"{verb} {plural(entry['budget'], 'comparison')}{where}" if verb else plural(entry["budget"], f"{action} change")
 
 
 def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict: str, level: float) -> str:
@@ -62,7 +63,11 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
     elif perturbation and any(d.get("broken") is not None for d in perturbation.values()):
         reached = [d.get("searched_to") for d in perturbation.values() if d.get("broken") is not None]
         low = min((r for r in reached if r is not None), default=None)
-        if rel and low is not None and rel["n"] > 0:
+        per = float(rel.get("comparisons_per_cluster") or 1.0) if rel else 1.0
+        if rel and low is not None and rel["n"] > 0 and per > 1:  # clusters: the comparisons of that many clusters
+            parts.append(f"none found by the greedy audit within {plural(low, 'comparison')} (those of "
+                         f"{percent(low / per / rel['n'])}{of}, at most {count(per)} comparisons each)")
+        elif rel and low is not None and rel["n"] > 0:
             parts.append(f"none found by the greedy audit within {count(low)} ({percent(low / rel['n'])}{of})")
         else:
             parts.append("no verified overturning perturbation within the budget")

@@ -39,10 +39,15 @@ def propose(frame: pd.DataFrame, used: str | None = None) -> list[dict]:
     return out
 
 
-def proposal_note(p: dict) -> str:
-    """One sentence for the report."""
+def proposal_note(p: dict, used: str | None = None) -> str:
+    """One sentence for the report (``used``: the cluster column the answers already use)."""
     swap = "; some pairs are judged in both orders within a group" if p["both_orders"] else ""
-    return (f"possible dependence not modelled: column {p['column']!r} groups the {p['rows']:,} comparisons into "
-            f"{p['n_groups']:,} groups ({p['rows_per_group']:.1f} per group){swap}. Comparisons of one group (the same "
-            f"item judged several times) are probably dependent; these answers treat them as independent, so their "
-            f"intervals may be too narrow and their fractions count repeated judgments of one item separately.")
+    head = (f"possible dependence not modelled: column {p['column']!r} groups the {p['rows']:,} comparisons into "
+            f"{p['n_groups']:,} groups ({p['rows_per_group']:.1f} per group){swap}. ")
+    if used:
+        return head + (f"The answers are cluster-robust for {used!r}; if comparisons of different {used!r} clusters "
+                       f"share a {p['column']!r} group and are dependent, review with --cluster {p['column']} "
+                       f"(the coarser grouping) instead.")
+    return head + ("Comparisons of one group (the same item judged several times) are probably dependent; these "
+                   "answers treat them as independent, so their intervals may be too narrow and their fractions "
+                   "count repeated judgments of one item separately (--cluster COL accounts for it).")

@@ -20,8 +20,17 @@ comparisons' shares of that variance. ``m`` comparisons sharing it equally give 
 comparison without influence on the contrast adds nothing, exactly (games among players joined
 to the rest only through one player leave ``x_nᵀ H⁻¹ (e_A − e_B) = 0``); many comparisons of tiny
 influence add little (unlike a Kish count of |influence|, which they inflate). With clusters the
-units are clusters, ``v_g = Σ_{n∈g} v_n``. The order claim uses ``H⁻¹∇τ_s`` (the audit's smooth
-Kendall τ) for ``H⁻¹(e_A − e_B)``.
+units are clusters, ``v_g = Σ_{n∈g} v_n`` and n_eff counts effective clusters. The order claim uses
+``H⁻¹∇τ_s`` (the audit's smooth Kendall τ) for ``H⁻¹(e_A − e_B)``.
+
+**Clusters and comparison-level audits.** With clusters (``--cluster``) the audits still act on
+comparisons (whole-cluster actions belong to the audit engine); a witness is then measured by the
+clusters it touches: ``fraction = clusters / n_eff`` (``clusters`` in the entry: the clusters whose
+comparisons it drops or flips, and added comparisons as new clusters of at most ``m``), and the
+searched range is scaled to comparisons by ``m`` = the most comparisons in one cluster informing
+the claim (``relative_to.comparisons_per_cluster``): any perturbation confined to fewer than
+``fragile_below · n_eff`` clusters has at most ``fragile_below · n_eff · m`` comparisons, so the
+default budget ``ceil(max(5%, fragile_below) · n_eff · m)`` comparisons covers it in size.
 
 **The searched range.** The default audit budget of a claim is ``ceil(max(5%, fragile_below) ·
 n_eff)`` comparisons per action (step cap 2% of n_eff, no linear early stop), so that "no
@@ -83,14 +92,18 @@ def unit_shares(state, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return curv[:, 0] * xu**2, state.effective_weight(), None
 
 
-def evidence_of(state, u: np.ndarray) -> tuple[float, str]:
-    """(effective count, unit) of the direction ``u = H⁻¹g``: comparisons, or clusters when the
-    data carry them (``v_g = Σ_{n∈g} w_n v_n``)."""
+def evidence_of(state, u: np.ndarray) -> tuple[float, str, float]:
+    """(effective count, unit, comparisons per unit) of the direction ``u = H⁻¹g``: comparisons (1
+    per unit), or clusters when the data carry them (``v_g = Σ_{n∈g} w_n v_n``; the most
+    comparisons in one cluster with ``v_g > 0``)."""
     v, w, cluster = unit_shares(state, u)
     if cluster is None:
-        return effective_count(v, w), "comparisons"
-    vg = np.bincount(np.asarray(cluster, dtype=np.int64), weights=w * v)
-    return effective_count(vg[vg > 0]), "clusters"
+        return effective_count(v, w), "comparisons", 1.0
+    code = np.asarray(cluster, dtype=np.int64)
+    vg = np.bincount(code, weights=w * v)
+    size = np.bincount(code, weights=w, minlength=len(vg))
+    informing = vg > 0
+    return effective_count(vg[informing]), "clusters", float(size[informing].max()) if informing.any() else 1.0
 
 
 def relative_to(state, claim, pairs, binding_index: int | None, reference=None) -> dict:
@@ -108,8 +121,33 @@ def relative_to(state, claim, pairs, binding_index: int | None, reference=None) 
         a, b = pairs[binding_index]
         g[a], g[b] = 1.0, -1.0
         what = f"the binding contrast {players[a]} − {players[b]}"
-    n, unit = evidence_of(state, state.hinv @ g)
-    return {"what": f"effective {unit} informing {what}", "n": n, "unit": unit}
+    n, unit, per = evidence_of(state, state.hinv @ g)
+    out = {"what": f"effective {unit} informing {what}", "n": n, "unit": unit}
+    if unit == "clusters":
+        out["comparisons_per_cluster"] = per
+    return out
+
+
+def comparisons_per_unit(rel: dict) -> float:
+    """Comparisons per unit of ``relative_to`` (1 unless its units are clusters: module docstring)."""
+    return float(rel.get("comparisons_per_cluster") or 1.0)
+
+
+def threshold_comparisons(rel: dict, fragile_below: float) -> float:
+    """The comparisons an audit must search for "none below ``fragile_below``" to hold."""
+    return fragile_below * rel["n"] * comparisons_per_unit(rel)
+
+
+FILL_ABOVE = 50_000  # fill greedy steps when the claim's evidence exceeds this many comparisons
+
+
+def audit_options(rel: dict, fragile_below: float, budget: int | None) -> dict:
+    """The greedy audit's options for a claim with evidence ``rel``: budget (:func:`audit_budget`),
+    step cap (:func:`step_cap`), step filling above :data:`FILL_ABOVE` comparisons, no linear early
+    stop — in comparisons (``n_eff · comparisons_per_cluster`` with clusters)."""
+    n = rel["n"] * comparisons_per_unit(rel)
+    return {"budget": audit_budget(n, fragile_below, budget), "step_cap": step_cap(n), "fill_steps": n > FILL_ABOVE,
+            "stop_early": False}
 
 
 def audit_budget(n_eff: float, fragile_below: float, budget: int | None) -> int:
@@ -141,14 +179,25 @@ def searched_to(entry: dict) -> float | None:
     return float(curve[-1]["budget"]) if curve else 0.0
 
 
-def annotate(entry: dict, rel: dict, n_all: float) -> dict:
+def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int | None = None) -> dict:
     """Add ``relative_to``, ``fraction = budget / relative_to.n``, ``fraction_of_all = budget / N``
-    and ``searched_to`` to one perturbation entry (in place; returned)."""
+    and ``searched_to`` to one perturbation entry (in place; returned). With clusters (``cluster``:
+    the cluster code of each row the entry's actions name, ``n_clusters`` of them in all) the
+    witness is measured by the clusters it touches (at least ``budget / m``: added comparisons count
+    as new clusters of at most ``m = comparisons_per_cluster``): ``clusters``, ``fraction = clusters /
+    relative_to.n``, ``fraction_of_all = clusters / n_clusters``."""
     n = rel["n"]
     budget = entry.get("budget")
     entry["relative_to"] = dict(rel)
-    entry["fraction"] = None if budget is None or not n > 0 else float(budget) / n
-    entry["fraction_of_all"] = None if budget is None else float(budget) / n_all
+    size = budget
+    if cluster is not None and budget is not None:
+        rows = [int(a["row"]) for a in entry.get("actions", []) if a.get("row") is not None]
+        touched = len(set(np.asarray(cluster)[rows].tolist()))
+        # added comparisons are new evidence: counted as new clusters of at most m comparisons each
+        entry["clusters"] = size = max(touched, math.ceil(float(budget) / comparisons_per_unit(rel) - 1e-9))
+        n_all = n_clusters
+    entry["fraction"] = None if size is None or not n > 0 else float(size) / n
+    entry["fraction_of_all"] = None if size is None else float(size) / n_all
     entry["searched_to"] = searched_to(entry)
     return entry
 

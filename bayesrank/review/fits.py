@@ -17,10 +17,11 @@ key            fit
 ``nuts``       NUTS posterior (not with ``fast`` or ``nuts=False``); re-run once with 4× the tuning
                steps and ``target_accept`` 0.95 when it fails its convergence checks (R-hat, ESS,
                divergences). If it still fails, the claims it answers get the verdict ``not converged``.
-``claims``     the posterior the claims' Bayesian answers use (:func:`claims_posterior`): without ties
-               the Bayesian fit above; with ties (the default interval is the sandwich) the half-win
-               posterior — the estimand of the leaderboard, the frequentist answer and the audits —
-               curvature-adjusted to the sandwich (``bayesrank.stats.adjusted_posterior``)
+``claims``     the posterior the claims' Bayesian answers use (:func:`claims_posterior`): with the
+               Fisher interval the Bayesian fit above; with ties (the default interval is the sandwich)
+               the half-win posterior — the estimand of the leaderboard, the frequentist answer and
+               the audits — curvature-adjusted to the sandwich (``bayesrank.stats.adjusted_posterior``);
+               with clusters (``--cluster``) adjusted to the cluster-robust sandwich
 =============  ====================================================================================
 """
 
@@ -82,19 +83,24 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
         return base
     from bayesrank.bt import BradleyTerry
 
-    half = BradleyTerry(bt.rows, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge,
-                        position_effect=bt.position, beta_sigma=bt.beta_sigma)
-    if fast or not nuts:
-        post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
+    if not bt.rows.counts[:, 2].any():  # no ties: every tie model is the binary one, the Bayesian fit as it is
+        post, scoring = base, ""
     else:
-        post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune)
+        half = BradleyTerry(bt.rows, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge,
+                            position_effect=bt.position, beta_sigma=bt.beta_sigma)
+        if fast or not nuts:
+            post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
+        else:
+            post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune)
+        scoring = ", half-win"
+    target = "cluster-robust sandwich" if default.interval.startswith("cluster") else "sandwich"
     k = len(post.players)
     adjusted = adjust_draws(post.draws[:, :k], default.theta_cov, n_players=k)
     q = (1 - bt.level) / 2
     lower, upper = np.quantile(adjusted, [q, 1 - q], axis=0)
-    return dataclasses.replace(post, draws=adjusted, method=f"{post.method}, half-win, adjusted to the sandwich",
+    return dataclasses.replace(post, draws=adjusted, method=f"{post.method}{scoring}, adjusted to the {target}",
                                cov=np.cov(adjusted.T), score=adjusted.mean(axis=0), lower=lower, upper=upper,
-                               interval=f"{post.interval}; curvature-adjusted to the sandwich covariance")
+                               interval=f"{post.interval}; curvature-adjusted to the {target} covariance")
 
 
 RETRY_TUNE_FACTOR = 4

@@ -101,10 +101,17 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
                     "θ, so compare these methods by Kendall τ and by the claims' probabilities, not by raw θ.")
     claims_post = fits.get("claims")
     if claims_post is not None and claims_post is not fits.get("nuts") and claims_post is not fits.get("laplace"):
-        text.append(f"The claims' Bayesian answers use the half-win posterior ({claims_post.method}): the estimand of "
-                    f"the leaderboard, the frequentist answer and the audits, its spread rescaled to the sandwich "
-                    f"covariance (the half-win likelihood misstates the variance of a tie); the Davidson posterior "
-                    f"above is reported beside each claim as another tie model.")
+        if "cluster-robust" in claims_post.method and "half-win" not in claims_post.method:
+            text.append(f"The claims' Bayesian answers use the posterior above with its spread rescaled to the "
+                        f"cluster-robust covariance ({claims_post.method}): the likelihood treats the comparisons "
+                        f"of one cluster as independent, so its posterior is too narrow.")
+        else:
+            target = "cluster-robust sandwich" if "cluster-robust" in claims_post.method else "sandwich"
+            text.append(f"The claims' Bayesian answers use the half-win posterior ({claims_post.method}): the "
+                        f"estimand of the leaderboard, the frequentist answer and the audits, its spread rescaled to "
+                        f"the {target} covariance (the half-win likelihood misstates the variance of a tie"
+                        + ("; the comparisons of one cluster are dependent" if target != "sandwich" else "")
+                        + "); the Davidson posterior above is reported beside each claim as another tie model.")
     data = {"agreement": agr.to_dict(orient="records")}
     nuts = fits.get("nuts")
     if nuts is not None:

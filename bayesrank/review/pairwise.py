@@ -43,7 +43,6 @@ from bayesrank.review.verdict import (
 )
 
 ACTIONS = ("drop", "flip", "add")
-FILL_ABOVE = 50_000  # fill greedy steps when the claim's evidence exceeds this many comparisons
 
 
 # ---------------------------------------------------------------------------------- claim margins
@@ -233,34 +232,78 @@ def claim_evidence(claim: Claim, state, pairs, binding_index) -> dict:
     return evidence.relative_to(state, claim, pairs, binding_index)
 
 
-def _audit_options(rel: dict, fragile_below: float, budget) -> dict:
-    n = rel["n"]
-    return {"budget": evidence.audit_budget(n, fragile_below, budget), "step_cap": evidence.step_cap(n),
-            "fill_steps": n > FILL_ABOVE, "stop_early": False}
+def row_level(state) -> bool:
+    """Whether ``state`` is the row-level BT (:class:`~bayesrank.influence.covariates.StyleState`:
+    clusters, a position effect or style features) rather than aggregated pair counts."""
+    return hasattr(state, "per_battle")
+
+
+def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, **objective) -> dict:
+    """The row-level audit (``bayesrank.influence.covariates.style_audit``: drop, flip and add
+    comparison rows with their covariates and clusters, verified by exact refits) of one claim's
+    objective with each action, each entry annotated with the claim's evidence (``relative_to``,
+    fractions — of clusters touched when clustered —, ``searched_to``); with ``significance=True``
+    the loss-of-significance answer, which also names its objective and mode."""
+    from bayesrank.influence.covariates import style_audit
+
+    d = state.data
+    out = {}
+    for action in actions:
+        say(f"{label} × {action}")
+        res = style_audit(state, kind=action, **opts, **objective).to_dict()
+        entry = {k: res[k] for k in ("broken", "budget", "verified", "actions", "reason", "budget_limit", "curve")}
+        evidence.annotate(entry, rel, d.n_comparisons, cluster=d.cluster if rel.get("unit") == "clusters" else None,
+                          n_clusters=d.n_clusters)
+        entry.pop("curve")
+        if objective.get("significance"):
+            entry.update(objective=res["objective"], objective_details=res["objective_details"])
+        out[action] = entry
+    return out
+
+
+def _row_objective(claim: Claim, state) -> dict:
+    """The row-level audit's objective of a claim about the state's own point estimate."""
+    if claim.kind == "pair":
+        return {"pair": (claim.a, claim.b)}
+    if claim.kind in ("top1", "topk"):
+        return {"k": 1 if claim.kind == "top1" else claim.k}
+    from bayesrank.influence.covariates import StyleTau
+
+    k = state.n_players
+    return {"objective": StyleTau(state, reference=np.asarray(state.params[:k]), threshold=TAU_THRESHOLD)}
 
 
 def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, actions=ACTIONS, budget=None,
-                        seed: int = 0) -> dict:
+                        seed: int = 0, progress=None) -> dict:
     """Smallest verified perturbation per action type: ``bayesrank.influence.audit`` of the claim's
-    objective (greedy influence audit, every break confirmed by an exact cold-start refit), with the
-    budget of :func:`bayesrank.review.evidence.audit_budget`. Each entry carries the audit JSON's
-    fields (budget, verified, actions, reason, ...) and ``relative_to``, ``fraction`` (of the claim's
-    evidence), ``fraction_of_all`` and ``searched_to``."""
+    objective (greedy influence audit, every break confirmed by an exact cold-start refit) — the
+    row-level audit (:func:`row_audits`) when the model has clusters or a position effect — with
+    the budget of :func:`bayesrank.review.evidence.audit_options`. Each entry carries the audit
+    JSON's fields (budget, verified, actions, reason, ...) and ``relative_to``, ``fraction`` (of the
+    claim's evidence), ``fraction_of_all`` and ``searched_to``."""
+    from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
     if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
         return not_audited("the claim is false at the point estimate", actions, rel)
-    report = audit(state, objective=claim.objective, actions=actions, seed=seed,
-                   **_audit_options(rel, fragile_below, budget))
+    opts = evidence.audit_options(rel, fragile_below, budget)
+    if row_level(state):
+        try:
+            objective = _row_objective(claim, state)
+        except InputError as why:
+            return not_audited(f"the claim is false at the point estimate: {why}", actions, rel)
+        return row_audits(state, progress or (lambda *a: None), claim.text, rel, opts, actions, **objective)
+    report = audit(state, objective=claim.objective, actions=actions, seed=seed, **opts)
     return {a: evidence.annotate(report.audits[a].to_dict(), rel, state.n_matches) for a in actions}
 
 
 def significance_perturbation_answer(claim: Claim, state, frequentist: dict, level: float, rel: dict,
-                                     fragile_below: float, actions=ACTIONS, budget=None, seed: int = 0) -> dict:
+                                     fragile_below: float, actions=ACTIONS, budget=None, seed: int = 0,
+                                     progress=None) -> dict:
     """Smallest verified perturbation per action type that removes the claim's significance: the
     audit of its objective with ``significance=True`` (same contrast test — same sidedness, same
-    default covariance — as :func:`frequentist_answer`, checked on every exact refit). Only for
-    significant claims."""
+    default covariance: cluster-robust with clusters — as :func:`frequentist_answer`, checked on
+    every exact refit). Only for significant claims."""
     from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
@@ -269,9 +312,14 @@ def significance_perturbation_answer(claim: Claim, state, frequentist: dict, lev
                            "contrast to audit", actions, rel)
     if not frequentist.get("supported"):
         return not_audited("not significant: no significance to lose", actions, rel)
+    opts = evidence.audit_options(rel, fragile_below, budget)
     try:
+        if row_level(state):
+            return row_audits(state, progress or (lambda *a: None), f"{claim.text} (significance)", rel, opts,
+                              actions, significance=True, level=interval_level(level, claim.sided),
+                              **_row_objective(claim, state))
         report = audit(state, objective=claim.objective, actions=actions, seed=seed, significance=True,
-                       level=interval_level(level, claim.sided), **_audit_options(rel, fragile_below, budget))
+                       level=interval_level(level, claim.sided), **opts)
     except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
         return not_audited(f"not audited: {e}", actions, rel)
     return {a: evidence.annotate(report.audits[a].to_dict(), rel, state.n_matches) for a in actions}
@@ -304,7 +352,7 @@ def searched(perturbation: dict, rel: dict, fragile_below: float) -> bool:
     (vacuously when the claim was not audited)."""
     if all(p.get("broken") is None for p in perturbation.values()):
         return True
-    return evidence.covers(perturbation, fragile_below * rel["n"])
+    return evidence.covers(perturbation, evidence.threshold_comparisons(rel, fragile_below))
 
 
 def decide(freq: dict, bay: dict | None, pert: dict, rel: dict, fragile_below: float) -> str:
@@ -336,8 +384,10 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         if other is not None and bay is not None:
             alt = bayesian_answer(claim, other, default.score, level)
             bay["other_tie_model"] = {k: alt[k] for k in ("probability", "method", "ties", "converged")}
-        pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed)
-        sig = significance_perturbation_answer(claim, state, freq, level, rel, fragile_below, budget=budget, seed=seed)
+        say = (lambda label, *a: progress(label, n, len(claims))) if progress else None
+        pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed, progress=say)
+        sig = significance_perturbation_answer(claim, state, freq, level, rel, fragile_below, budget=budget, seed=seed,
+                                               progress=say)
         v = decide(freq, bay, pert, rel, fragile_below)
         notes = []
         if bay is not None and not bay["converged"]:

@@ -49,7 +49,12 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
-    state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge)
+    if cluster or position_effect:  # the model's own rows: clusters (fractions count them), the position effect
+        from bayesrank.influence.covariates.report import load_style_state
+
+        state = load_style_state(comps, (), ridge=ridge, cluster=cluster, position_effect=position_effect)
+    else:
+        state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge)
     answers = answer_claims(parsed, fits, state, level=level, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))
     from bayesrank.cli_args import in_flags
@@ -61,7 +66,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     from bayesrank.review.clusters import proposal_note, propose
 
     proposals = propose(comps.frame, used=cluster)
-    notes = [proposal_note(p) for p in proposals]
+    notes = [proposal_note(p, used=cluster) for p in proposals]
     if ridge:
         notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
                      f"({ridge:g}/2)·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
@@ -73,8 +78,9 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         what = " and ".join(x for x in (f"clusters of {cluster}" if cluster else "",
                                          "the position effect" if position_effect else "") if x)
         notes.append(f"The frequentist and Bayesian answers account for {what}; the perturbation answers audit the "
-                     "point estimate on the comparisons one by one, without them (whole-cluster and "
-                     "position-controlled audits: bayesrank audit --cluster/--position-effect).")
+                     "same model's point estimate (row-level audit: drop, flip and add comparisons"
+                     + (", each witness measured by the clusters it touches, against the claim's effective "
+                        "clusters; whole clusters are not yet an action" if cluster else "") + ").")
     if kind == "judges":
         from bayesrank.review.judges import judge_sections
 

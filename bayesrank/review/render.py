@@ -121,10 +121,11 @@ def perturbation_cell(p: dict) -> str:
     change of configuration / estimator that reverses nothing)."""
     if p.get("broken") is None:
         return p.get("reason") or "not audited"
+    size = count(p["budget"]) if p.get("clusters") is None else f"{count(p['budget'])} in {count(p['clusters'])} clusters"
     if p.get("broken") and p.get("verified"):
-        return f"{count(p['budget'])} ({percent(p['fraction'])}) ✓"
+        return f"{size} ({percent(p['fraction'])}) ✓"
     if p.get("broken"):
-        return f"{count(p['budget'])} ({percent(p['fraction'])}) unverified"
+        return f"{size} ({percent(p['fraction'])}) unverified"
     if p.get("budget_limit") is not None:
         return f"none found within {count(p['budget_limit'])}"
     return p.get("reason") or "none found"

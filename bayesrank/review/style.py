@@ -37,8 +37,6 @@ from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review import evidence
 from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
 from bayesrank.review.pairwise import (
-    ACTIONS,
-    FILL_ABOVE,
     claim_contrasts,
     contrast_answer,
     decide,
@@ -48,6 +46,7 @@ from bayesrank.review.pairwise import (
     not_audited,
     order_answer,
     order_holds,
+    row_audits,
 )
 from bayesrank.review.report import Section
 from bayesrank.review.verdict import probability_threshold
@@ -116,22 +115,8 @@ def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, c
 
 
 def _audits(state, say, label: str, rel: dict, opts: dict, **objective) -> dict:
-    """The style audit of one claim's objective with each action (the perturbation answer; with
-    ``significance=True`` the loss-of-significance answer, which also names its objective and mode),
-    each entry annotated with the claim's evidence (``relative_to``, fractions, ``searched_to``)."""
-    from bayesrank.influence.covariates import style_audit
-
-    out = {}
-    for action in ACTIONS:
-        say(f"style control: {label} × {action}")
-        d = style_audit(state, kind=action, **opts, **objective).to_dict()
-        entry = {k: d[k] for k in ("broken", "budget", "verified", "actions", "reason", "budget_limit", "curve")}
-        evidence.annotate(entry, rel, state.data.n_comparisons)
-        entry.pop("curve")
-        if objective.get("significance"):
-            entry.update(objective=d["objective"], objective_details=d["objective_details"])
-        out[action] = entry
-    return out
+    """The style audit of one claim's objective with each action (:func:`bayesrank.review.pairwise.row_audits`)."""
+    return row_audits(state, say, f"style control: {label}", rel, opts, **objective)
 
 
 def _significance_answer(state, claim, freq: dict, target: dict, level: float, rel, opts, say) -> dict:
@@ -147,9 +132,7 @@ def _significance_answer(state, claim, freq: dict, target: dict, level: float, r
 
 
 def _options(rel: dict, fragile_below: float, budget) -> dict:
-    n = rel["n"]
-    return {"budget": evidence.audit_budget(n, fragile_below, budget), "step_cap": evidence.step_cap(n),
-            "fill_steps": n > FILL_ABOVE, "stop_early": False}
+    return evidence.audit_options(rel, fragile_below, budget)
 
 
 def style_claims(comparisons, claims, reference_players, reference_theta, *, style: str, level: float,
