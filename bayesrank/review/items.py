@@ -17,7 +17,9 @@ non-member; as for pairwise data):
 * **perturbation**: the exact smallest number of re-grades (``flip``: one model's score on one item
   changed) and of item drops (``drop``: an item removed for every model) that overturn the claim
   (some contrast ȳ_a ≤ ȳ_b), verified by recomputation; whole clusters when clustered. For a
-  significant claim on 0/1 scores, also the exact smallest number that removes its significance.
+  significant claim, also the smallest number that removes its significance: exact for exact McNemar
+  (0/1 scores); for the paired t and the cluster-robust Wald test a verified witness with a lower
+  bound from a relaxation, exact when they meet (:mod:`bayesrank.items.significance`).
   Fractions are of the claim's own evidence (``relative_to``): the effective number of items
   (clusters) informing its binding contrast — the inverse Simpson index ``(Σv)²/Σv²`` of the units'
   shares ``v_i = (d_i − d̄)²`` of the contrast's paired variance, the per-item form of the review's
@@ -139,9 +141,12 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
             sig = {action: _relative(lose_significance(data, pairs, action, alpha,
                                                        "one" if sided == ONE_SIDED else "two"), relative)
                    for action in ACTIONS}
-        else:
-            sig = _not_audited(f"not computed for the {t['test'].iloc[0]} test (the exact minimum is implemented for "
-                               "exact McNemar: 0/1 scores, no clusters)")
+        else:  # paired t (fractional scores) or cluster-robust Wald (clusters)
+            from bayesrank.items.significance import lose_significance_studentized
+
+            sig = {action: _relative(lose_significance_studentized(
+                data, pairs, action, alpha, "one" if sided == ONE_SIDED else "two", p_values=t[pcol].to_numpy()),
+                relative) for action in ACTIONS}
     v = verdict(freq["supported"], bay["probability"], threshold, _smallest_fraction(pert), fragile_below,
                 converged=converged)
     if not converged:

@@ -116,13 +116,17 @@ def md_esc(v, cell: bool = True) -> str:
 
 
 def perturbation_cell(p: dict) -> str:
-    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit); 'none found within
+    """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit; '3–5 (… at most) ✓'
+    when only a bound of 3 and a verified witness of 5 are known); 'none found within
     500' when an audit's budget ran out; the entry's reason in words otherwise (not audited, or a
     change of configuration / estimator that reverses nothing)."""
     if p.get("broken") is None:
         return p.get("reason") or "not audited"
     size = count(p["budget"]) if p.get("clusters") is None else f"{count(p['budget'])} in {count(p['clusters'])} clusters"
     if p.get("broken") and p.get("verified"):
+        lower = p.get("lower_bound")
+        if p.get("exact") is False and lower is not None and lower < p["budget"]:  # witness and bound
+            return f"{count(lower)}–{size} ({percent(p['fraction'])} at most) ✓"
         return f"{size} ({percent(p['fraction'])}) ✓"
     if p.get("broken"):
         return f"{size} ({percent(p['fraction'])}) unverified"

@@ -98,3 +98,34 @@ def test_bundled_real_benchmark_arena_bench(tmp_path):
     assert rep.claims[0].perturbation["flip"]["budget"] == best
     assert rep.to_dict()["reproducibility"]["n_rows"] == 4461
     rep.to_json(tmp_path / "r.json")
+
+
+def test_loss_of_significance_on_the_real_benchmark(tmp_path):
+    """The significant claim on the bundled fractional benchmark: the smallest re-grades and drops that
+    remove the paired t test's significance, applied to the scores and re-tested with scipy's
+    ttest_rel (p ≥ 0.05 after; one action fewer along the witness still p < 0.05), schema-valid JSON."""
+    import pandas as pd
+    from scipy import stats
+
+    from bayesrank.datasets import path
+    from bayesrank.review.api import review
+
+    rep = review("arena-bench-items", fast=True, claims=["gpt-4-0314>gpt-3.5-turbo"])
+    raw = pd.read_csv(path("arena-bench-items"))
+    wide = raw.pivot(index="item", columns="model", values="score").dropna()
+    sig = rep.claims[0].significance_perturbation
+    for action in ("flip", "drop"):
+        e = sig[action]
+        assert e["broken"] and e["verified"] and e["exact"] and e["lower_bound"] == e["budget"]
+
+        def p_after(acts):
+            w = wide.copy()
+            for a in acts:
+                if a["kind"] == "drop":
+                    w = w.drop(index=a["item"])
+                else:
+                    w.loc[a["item"], a["model"]] = a["to"]
+            return stats.ttest_rel(w["gpt-4-0314"], w["gpt-3.5-turbo"], alternative="greater").pvalue
+
+        assert p_after(e["actions"]) >= 0.05 > p_after(e["actions"][:-1])
+    rep.to_json(tmp_path / "r.json")  # validates against the schema
