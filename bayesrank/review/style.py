@@ -9,9 +9,13 @@ is fitted on the same battles; every claim is answered again on its θ:
   ``bt.mle.default_interval``);
 * **Bayesian**: the share of posterior draws of the style model (NUTS, re-run with more tuning if
   it fails its checks; the PyMC Laplace approximation with ``fast``) in which the claim holds,
-  against the threshold of the claim's level; with fractional outcomes (half-win ties, a soft
-  judge's shares) the posterior of that Bernoulli-kernel likelihood is curvature-adjusted to the
-  sandwich, the covariance of the frequentist answer (``bayesrank.stats.adjusted_posterior``);
+  against the threshold of the claim's level. One estimand with the test and the audits: with
+  ties the deciding posterior is the half-win one (the style-controlled leaderboard's scoring),
+  curvature-adjusted to the sandwich, the covariance of the frequentist answer
+  (``bayesrank.stats.adjusted_posterior``; likewise with a soft judge's shares) — the half-win
+  likelihood misstates the variance of a tie, the adjustment restores it; the tie-aware Davidson
+  style posterior is reported beside each claim (``bayesian.other_tie_model``, a note when it would
+  decide differently);
 * **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
   add battles carrying their covariates, verified by exact refits) of the claim's objective, its
   fractions relative to the battles informing the claim's binding contrast under style control
@@ -89,8 +93,23 @@ def _reference_scores(players, reference_players, reference_theta) -> np.ndarray
 
 def _bayes(hold: np.ndarray, bayes, claim, level: float) -> dict:
     return {"probability": float(hold.mean()), "threshold": probability_threshold(level, claim.sided),
-            "method": f"{bayes.method} (style)", "ties": "half", "n_draws": int(len(hold)),
+            "method": f"{bayes.method} (style)", "ties": bayes.ties, "n_draws": int(len(hold)),
             "converged": bool(bayes.diagnostics.converged)}
+
+
+def _beside(bay: dict, other, hold: np.ndarray) -> list[str]:
+    """Put the other tie model's (Davidson's) answer beside ``bay`` (``other_tie_model``); a note when
+    it would decide differently (another estimand: the half-win posterior decides)."""
+    if other is None:
+        return []
+    p = float(hold.mean())
+    bay["other_tie_model"] = {"probability": p, "method": f"{other.method} (style)", "ties": other.ties,
+                              "converged": bool(other.diagnostics.converged)}
+    if (p >= bay["threshold"]) == (bay["probability"] >= bay["threshold"]):
+        return []
+    return [f"under the {other.ties} tie model ({other.method}, style-controlled) P(claim) = {p:.3f}: "
+            f"{'it would support' if p >= bay['threshold'] else 'it would not support'} the claim (another "
+            f"estimand; the half-win posterior, the style-controlled leaderboard's, decides)"]
 
 
 def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, ci, level, seed, rel, opts, say):
@@ -151,13 +170,21 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
     mle = sbt.fit("mle")  # the default interval: sandwich with ties as half-wins or a soft judge's shares
     ci = mle.settings["ci_used"]
     bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
-    if ci != "fisher":  # fractional outcomes: the half-win posterior rescaled to the sandwich (review.fits.claims_posterior)
+    other = None
+    if bayes.ties != mle.ties:  # ties: the Bayesian default is Davidson, the test's and the audits' estimand half-wins
+        say("style control: the half-win posterior")
+        other = bayes  # reported beside each claim (bayesian.other_tie_model), not deciding
+        half = BradleyTerry(sbt.rows, ties=mle.ties, level=level, prior_sigma=sbt.prior_sigma,
+                            beta_sigma=sbt.beta_sigma)
+        bayes = half.fit("laplace", seed=seed) if fast else nuts_fit(half, draws=500, chains=4, seed=seed,
+                                                                     progress=say)
+    if ci != "fisher":  # ties or fractional outcomes: the half-win posterior rescaled to the sandwich (fits.claims_posterior)
         import dataclasses
 
         from bayesrank.stats.adjusted_posterior import adjust_draws
 
         adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
-        bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}, adjusted to the sandwich")
+        bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}, half-win, adjusted to the sandwich")
     freq_view = _theta_view(mle)
     state = StyleState.fit(sbt.rows)
     k = len(mle.players)
@@ -183,6 +210,8 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
             rel = evidence.relative_to(state, claim, pairs, freq.pop("binding_index"))
             opts = _options(rel, fragile_below, budget)
             bay = _bayes(margins(bayes.draws[:, :k], pairs) > 0, bayes, claim, level)
+            if other is not None:
+                notes += _beside(bay, other, margins(other.draws[:, :k], pairs) > 0)
             holds_at_point = bool(margins(mle.score[None, :], pairs)[0] > 0)
             target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
             if not holds_at_point:
@@ -193,7 +222,10 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
         v = decide(freq, bay, pert, rel, fragile_below)
         if not bay["converged"]:
             notes.append(f"the {bayes.method} posterior of the style model did not converge: no verdict")
-        note = disagreement(freq, bay, "half")
+        if claim.kind == "order" and other is not None:
+            notes += _beside(bay, other, order_holds(other.draws[:, :k],
+                                                     _reference_scores(mle.players, reference_players, reference_theta)))
+        note = disagreement(freq, bay, mle.ties)
         if note:
             notes.append(note)
         answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig,
@@ -207,4 +239,6 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
                   tables=[("style coefficients β", coef), ("leaderboard under style control", change)],
                   data={"style": coef.to_dict(orient="records"), "leaderboard": change.to_dict(orient="records")})
     parts = {"style mle": mle.diagnostics, f"style {bayes.method}": bayes.diagnostics}
+    if other is not None:
+        parts[f"style {other.method} ({other.ties})"] = other.diagnostics
     return answers, [sec], parts

@@ -1,5 +1,5 @@
 """``review --cluster COL`` on real repeated judgments: the bundled LLMFAO panel (2,139 output pairs,
-column ``id``, each rated by 1–5 crowd workers, GPT-3.5 and GPT-4: 13,509 comparisons, ties scored
+column ``id``, each rated by 1–5 crowd workers, GPT-3.5 and GPT-4: 13,209 comparisons, 3,731 ties scored
 as half-wins).
 
 Independent references: statsmodels' logistic GLM on one row per comparison (y = 1, 0, ½) with
