@@ -128,3 +128,23 @@ def test_report_says_what_the_audits_measure(report):
     from bayesrank.protocol import validate
 
     validate(report.to_dict(), "review")
+
+
+def test_fragile_below_02_with_clusters_searches_the_clusters_range():
+    """--fragile-below 0.2 with clusters: the default budget covers the comparisons of 20% of the
+    claim's effective clusters (n_eff · m), so a claim with no witness there is supported over a
+    searched range; a --budget below that is 'not searched', never 'supported'."""
+    rep = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=[PAIR], fragile_below=0.2)
+    claim = rep.claims[0]
+    rel = claim.relative_to
+    need = 0.2 * rel["n"] * rel["comparisons_per_cluster"]
+    for entry in claim.perturbation.values():
+        assert entry["budget_limit"] >= need - 1e-9 and entry["searched_to"] >= need - 1e-9
+    found = [e["fraction"] for e in claim.perturbation.values() if e["broken"] and e["verified"]]
+    assert claim.verdict == ("fragile" if found and min(found) < 0.2 else "supported")
+    small = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=[PAIR], fragile_below=0.2,
+                   budget=int(0.2 * rel["n"]))  # 20% of the clusters' count, but fewer than their comparisons
+    c = small.claims[0]
+    if not any(e["broken"] for e in c.perturbation.values()):
+        assert c.verdict == "not searched"
+    assert c.verdict != "supported"
