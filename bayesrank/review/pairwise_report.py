@@ -96,7 +96,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         sanswers, ssecs, sparts = style_claims(comps, parsed, default.players, default.score, style=style, level=level,
                                                fragile_below=fragile_below, fast=fast, seed=seed, budget=budget,
                                                progress=say, transform=style_transform,
-                                               standardize=style_standardize)
+                                               standardize=style_standardize, cluster=cluster,
+                                               position_effect=position_effect)
         answers = [x for pair in zip(answers, sanswers) for x in pair]  # each claim beside its style-controlled twin
         secs = ssecs + secs
         parts.update(sparts)

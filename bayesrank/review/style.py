@@ -156,8 +156,10 @@ def _options(rel: dict, fragile_below: float, budget) -> dict:
 
 def style_claims(comparisons, claims, reference_players, reference_theta, *, style: str, level: float,
                  fragile_below: float, fast: bool, seed: int, budget=None, progress=None,
-                 transform: str = "normalized_diff", standardize: str = "center_scale"):
-    """(answers, sections, diagnostics parts) under style control. The claims are about the players
+                 transform: str = "normalized_diff", standardize: str = "center_scale", cluster: str | None = None,
+                 position_effect: bool = False):
+    """(answers, sections, diagnostics parts) under style control (``cluster``, ``position_effect``:
+    the review's model terms, in the style model too). The claims are about the players
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1. ``comparisons``
     are the review's validated comparisons (read once, with its reader options)."""
     from bayesrank.bt import BradleyTerry
@@ -166,7 +168,8 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
 
     say = progress or (lambda *a: None)
     say("style control: fitting")
-    sbt = BradleyTerry(comparisons, style, level=level, transform=transform, standardize=standardize)
+    sbt = BradleyTerry(comparisons, style, level=level, transform=transform, standardize=standardize, cluster=cluster,
+                       position_effect=position_effect)
     mle = sbt.fit("mle")  # the default interval: sandwich with ties as half-wins or a soft judge's shares
     ci = mle.settings["ci_used"]
     bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
@@ -175,7 +178,7 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
         say("style control: the half-win posterior")
         other = bayes  # reported beside each claim (bayesian.other_tie_model), not deciding
         half = BradleyTerry(sbt.rows, ties=mle.ties, level=level, prior_sigma=sbt.prior_sigma,
-                            beta_sigma=sbt.beta_sigma)
+                            beta_sigma=sbt.beta_sigma, position_effect=position_effect)
         bayes = half.fit("laplace", seed=seed) if fast else nuts_fit(half, draws=500, chains=4, seed=seed,
                                                                      progress=say)
     if ci != "fisher":  # ties or fractional outcomes: the half-win posterior rescaled to the sandwich (fits.claims_posterior)
@@ -183,10 +186,12 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
 
         from bayesrank.stats.adjusted_posterior import adjust_draws
 
+        target = "cluster-robust sandwich" if ci == "cluster" else "sandwich"
+        scoring = ", half-win" if sbt.has_ties or sbt.rows.fractional else ""
         adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
-        bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}, half-win, adjusted to the sandwich")
+        bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}{scoring}, adjusted to the {target}")
     freq_view = _theta_view(mle)
-    state = StyleState.fit(sbt.rows)
+    state = StyleState.fit(sbt.rows, position=position_effect)
     k = len(mle.players)
     ranking = [str(reference_players[i]) for i in np.argsort(-np.asarray(reference_theta), kind="stable")]
     answers = []

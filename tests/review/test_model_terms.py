@@ -92,3 +92,30 @@ def test_review_reads_once_for_plain_and_style_fits(battles):
     assert rep.reproducibility["excluded_by_reason"] == {"self-comparison": 1}
     style = next(s for s in rep.sections if s.key == "style")
     assert f"{len(df) - 1:,}" in style.text[0]
+
+
+def test_style_twin_uses_the_clusters_too(battles):
+    """--style with --cluster: the style-controlled answers are cluster-robust as well — the twin's
+    contrast equals statsmodels' GLM with the standardised normalised length difference and
+    cov_type='cluster' (groups = prompts), its posterior is adjusted to that covariance and its
+    evidence counts prompts."""
+    folder, df = battles
+    rep = review(folder / "battles.csv", fast=True, claims=["p1>p2"], style="len_a:len_b", cluster="prompt", budget=20)
+    styled = rep.claims[1]
+    idx = {p: k for k, p in enumerate(PLAYERS)}
+    z = np.zeros((len(df), 4))
+    z[np.arange(len(df)), df["model_a"].map(idx)] += 1
+    z[np.arange(len(df)), df["model_b"].map(idx)] -= 1
+    raw = (df.len_a - df.len_b) / (df.len_a + df.len_b)
+    d = ((raw - raw.mean()) / raw.std(ddof=0)).to_numpy()
+    ref = sm.GLM((df["outcome"] == "a").to_numpy(float), np.column_stack([z[:, 1:], d]),
+                 family=sm.families.Binomial()).fit(tol=1e-13, cov_type="cluster",
+                                                     cov_kwds={"groups": df["prompt"].to_numpy()})
+    est, se = _contrast(ref, 1, 2)
+    from scipy.stats import norm
+
+    f = styled.frequentist
+    assert f["estimate"] == pytest.approx(est, abs=1e-6)
+    assert f["estimate"] - f["lower"] == pytest.approx(norm.ppf(0.95) * se, abs=1e-6)
+    assert "cluster-robust" in styled.bayesian["method"]
+    assert styled.relative_to["unit"] == "clusters"
