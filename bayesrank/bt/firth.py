@@ -64,6 +64,7 @@ class Pieces:
     leverage: np.ndarray   # (B, R)
     score: np.ndarray      # (B, K) modified score
     value: np.ndarray      # (B,) ℓ*
+    metric: np.ndarray | None = None  # (B, K, K) inverse of I_h + 11ᵀ/K (``metric=True``)
 
 
 def _inverse_logdet(m: np.ndarray):
@@ -89,17 +90,28 @@ def _inverse_logdet(m: np.ndarray):
     return inverse, logdet
 
 
-def pieces(theta: np.ndarray, i: np.ndarray, j: np.ndarray, y: np.ndarray, n: np.ndarray) -> Pieces:
-    """ℓ*, its gradient (the modified score) and the information at ``theta`` (B, K)."""
-    b, k = theta.shape
-    d = theta[:, i] - theta[:, j]
-    p = _expit(d)
-    w = n * p * (1.0 - p)
+def _information(w: np.ndarray, i: np.ndarray, j: np.ndarray, k: int) -> np.ndarray:
+    """(B, K, K) Σ_r w_r x_r x_rᵀ for pair-row weights ``w`` (B, R)."""
+    b = len(w)
     info = np.zeros((b, k * k))
     offs = (np.arange(b) * k * k)[:, None]
     for rows, cols, sign in ((i, i, 1.0), (j, j, 1.0), (i, j, -1.0), (j, i, -1.0)):
         info += np.bincount((offs + rows * k + cols).ravel(), (sign * w).ravel(), b * k * k).reshape(b, k * k)
-    info = info.reshape(b, k, k)
+    return info.reshape(b, k, k)
+
+
+def pieces(theta: np.ndarray, i: np.ndarray, j: np.ndarray, y: np.ndarray, n: np.ndarray,
+           metric: bool = False) -> Pieces:
+    """ℓ*, its gradient (the modified score) and the information at ``theta`` (B, K). ``metric``:
+    also the inverse of ``I_h + 11ᵀ/K``, ``I_h = Σ_r (n_r + h_r) p_r(1 − p_r) x_r x_rᵀ``: the
+    curvature of the pseudo-count likelihood (the one Newton's), which includes most of the
+    penalty's — far-out players of separated data converge in a few steps with it, where the
+    information alone gives them a slow linear rate."""
+    b, k = theta.shape
+    d = theta[:, i] - theta[:, j]
+    p = _expit(d)
+    w = n * p * (1.0 - p)
+    info = _information(w, i, j, k)
     reg = info + 1.0 / k + 1e-12 * np.eye(k)  # the jitter keeps θ far out (p ≈ 0 or 1) invertible
     inverse, logdet = _inverse_logdet(reg)
     lev = w * (inverse[:, i, i] + inverse[:, j, j] - 2.0 * inverse[:, i, j])
@@ -110,7 +122,10 @@ def pieces(theta: np.ndarray, i: np.ndarray, j: np.ndarray, y: np.ndarray, n: np
     score -= np.bincount((offs1 + j).ravel(), g.ravel(), b * k).reshape(b, k)
     loglik = (y * _log_expit(d) + (n - y) * _log_expit(-d)).sum(axis=1)
     value = loglik + 0.5 * logdet
-    return Pieces(p, info, inverse, lev, score, value)
+    out = Pieces(p, info, inverse, lev, score, value)
+    if metric:
+        out.metric = _inverse_logdet(reg + _information(lev * p * (1.0 - p), i, j, k))[0]
+    return out
 
 
 @dataclass
@@ -210,8 +225,8 @@ def _rows(x, rows):
 def profile_max(t, c, i, j, y, n, start, tol: float = 1e-8, max_iter: int = 100, value_tol: float = 1e-11):
     """max ℓ* subject to cᵀθ = t, per replicate (``t`` (B,); ``c`` (K,) or one contrast per replicate
     (B, K); ``y``, ``n`` (B, R) or (1, R) shared; ``start`` (B, K), e.g. the unconstrained estimate).
-    Modified-score Fisher scoring with the constraint: with ``M = I + 11ᵀ/K`` (its inverse is what
-    :func:`pieces` computes anyway), ``u = M⁻¹g`` and ``v = M⁻¹c``, the step
+    Modified-score scoring with the constraint: with ``M = I_h + 11ᵀ/K`` (:func:`pieces`'s
+    ``metric``), ``u = M⁻¹g`` and ``v = M⁻¹c``, the step
     ``u − v·(cᵀu + cᵀθ − t)/(cᵀv)`` maximises the quadratic model on ``cᵀθ = t`` (and keeps
     ``Σθ``: 1 is an eigenvector of ``M``). The first step lands on the constraint; after it, step
     halving keeps ℓ* increasing. Replicates stop one by one (only the unconverged ones are iterated)."""
@@ -220,10 +235,10 @@ def profile_max(t, c, i, j, y, n, start, tol: float = 1e-8, max_iter: int = 100,
     c = c - c.mean(axis=1, keepdims=True)
     t = np.broadcast_to(np.asarray(t, dtype=float), (b,))
     theta = np.array(start, dtype=float)
-    cur = pieces(theta, i, j, _rows(y, np.arange(b)), _rows(n, np.arange(b)))
+    cur = pieces(theta, i, j, _rows(y, np.arange(b)), _rows(n, np.arange(b)), metric=True)
     value = np.full(b, -np.inf)  # off the constraint: the first step is taken whole
     active = np.arange(b)
-    score, inverse = cur.score, cur.inverse
+    score, inverse = cur.score, cur.metric
     for _ in range(max_iter):
         ca = c[active]
         u = np.einsum("bkl,bl->bk", inverse, score)
@@ -234,7 +249,7 @@ def profile_max(t, c, i, j, y, n, start, tol: float = 1e-8, max_iter: int = 100,
         yy, nn = _rows(y, active), _rows(n, active)
         base = theta[active]
         cand = base + step
-        new = pieces(cand, i, j, yy, nn)
+        new = pieces(cand, i, j, yy, nn, metric=True)
         old = value[active]
         worse = new.value < old - 1e-12 * np.abs(old)
         for _half in range(30):  # halve the steps that lowered ℓ*, re-evaluating only those
@@ -243,8 +258,8 @@ def profile_max(t, c, i, j, y, n, start, tol: float = 1e-8, max_iter: int = 100,
             w = np.flatnonzero(worse)
             scale[w] /= 2
             cand[w] = base[w] + scale[w, None] * step[w]
-            sub = pieces(cand[w], i, j, _rows(yy, w), _rows(nn, w))
-            new.value[w], new.score[w], new.inverse[w] = sub.value, sub.score, sub.inverse
+            sub = pieces(cand[w], i, j, _rows(yy, w), _rows(nn, w), metric=True)
+            new.value[w], new.score[w], new.metric[w] = sub.value, sub.score, sub.metric
             worse[w] = sub.value < old[w] - 1e-12 * np.abs(old[w])
         theta[active] = cand
         value[active] = new.value
@@ -254,7 +269,7 @@ def profile_max(t, c, i, j, y, n, start, tol: float = 1e-8, max_iter: int = 100,
         if not moving.any():
             break
         active = active[moving]
-        score, inverse = new.score[moving], new.inverse[moving]
+        score, inverse = new.score[moving], new.metric[moving]
     return theta, value
 
 
