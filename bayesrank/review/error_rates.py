@@ -255,24 +255,33 @@ def laplace_probabilities(sim: Simulated, prior_sigma: float | None = None, draw
     from bayesrank.bt.likelihood import tie_model
     from bayesrank.bt.mle import constrained_covariance, newton
     from bayesrank.bt.pymc_model import DEFAULT_PRIOR_SIGMA
-    from bayesrank.stats.adjusted_posterior import adjust_draws
+    from bayesrank.stats.adjusted_posterior import adjust_draws_batch
 
     sigma = DEFAULT_PRIOR_SIGMA if prior_sigma is None else prior_sigma
     k = len(sim.theta)
     model = tie_model("half")
     res = newton(model, sim.template, batch_counts=sim.counts, ridge=1.0 / sigma**2, tol=1e-10)
     rng = np.random.default_rng(seed)
+    adjust = (sim.has_ties or sim.clustered) if adjusted is None else adjusted
     out = {key: np.zeros(sim.n_rep) for key in ("pair", "adjacent", "top1", "topk")}
-    for r in range(sim.n_rep):
-        cov = constrained_covariance(res.hessian[r], k, model.n_extra)[:k, :k]
-        g = rng.multivariate_normal(res.params[r, :k], cov, size=draws, method="eigh")
-        if (sim.has_ties or sim.clustered) if adjusted is None else adjusted:
-            g = adjust_draws(g, sim.cov[r], n_players=k)
-        rk = np.argsort(-sim.estimate[r], kind="stable")  # claims are about the reported (MLE) order
-        out["pair"][r] = np.mean(g[:, pair[0]] > g[:, pair[1]])
-        out["adjacent"][r] = np.mean(g[:, rk[0]] > g[:, rk[1]])
-        out["top1"][r] = np.mean(g[:, rk[0]] > np.delete(g, rk[0], axis=1).max(axis=1))
-        out["topk"][r] = np.mean(g[:, rk[:k_top]].min(axis=1) > g[:, rk[k_top:]].max(axis=1))
+    rank = np.argsort(-sim.estimate, axis=1, kind="stable")  # claims are about the reported (MLE) order
+    for lo in range(0, sim.n_rep, 250):  # batches of replicates: (R, draws, K) arrays
+        r = np.arange(lo, min(sim.n_rep, lo + 250))
+        good = sim.ok[r] & np.all(np.isfinite(res.params[r]), axis=1)
+        r = r[good]  # a replicate without a finite MLE answers nothing (its probabilities stay 0)
+        if not len(r):
+            continue
+        cov = np.stack([constrained_covariance(res.hessian[q], k, model.n_extra)[:k, :k] for q in r])
+        g = res.params[r, None, :k] + gaussian_error_batch(cov, draws, rng)
+        if adjust:
+            g = adjust_draws_batch(g, sim.cov[r], n_players=k)
+        rk = rank[r]
+        pick = lambda cols: np.take_along_axis(g, np.broadcast_to(cols[:, None, :], (len(r), draws, cols.shape[1])), 2)
+        first, second = pick(rk[:, :1])[..., 0], pick(rk[:, 1:2])[..., 0]
+        out["pair"][r] = np.mean(g[..., pair[0]] > g[..., pair[1]], axis=1)
+        out["adjacent"][r] = np.mean(first > second, axis=1)
+        out["top1"][r] = np.mean(first > pick(rk[:, 1:]).max(axis=2), axis=1)
+        out["topk"][r] = np.mean(pick(rk[:, :k_top]).min(axis=2) > pick(rk[:, k_top:]).max(axis=2), axis=1)
     return out
 
 

@@ -59,3 +59,18 @@ def adjust_draws(draws: np.ndarray, target_cov: np.ndarray, n_players: int | Non
     target = basis.T @ np.asarray(target_cov, dtype=float) @ basis
     lmap = _chol(target) @ np.linalg.inv(_chol(post))
     return mean + (z @ lmap.T) @ basis.T
+
+
+def adjust_draws_batch(draws: np.ndarray, target_cov: np.ndarray, n_players: int | None = None) -> np.ndarray:
+    """:func:`adjust_draws` for many posteriors at once: ``draws`` (R, S, P), ``target_cov`` (R, P, P)
+    → (R, S, P), each replicate adjusted around its own draws' mean (simulation studies)."""
+    d = np.asarray(draws, dtype=float)
+    p = d.shape[2]
+    basis = np.eye(p) if n_players is None else sum_to_zero_basis(n_players, p - n_players)
+    mean = d.mean(axis=1, keepdims=True)
+    z = (d - mean) @ basis  # (R, S, q)
+    post = np.einsum("rsa,rsb->rab", z, z) / (d.shape[1] - 1)
+    target = basis.T @ np.asarray(target_cov, dtype=float) @ basis
+    sym = lambda a: 0.5 * (a + np.swapaxes(a, 1, 2))
+    lmap = np.linalg.cholesky(sym(target)) @ np.linalg.inv(np.linalg.cholesky(sym(post)))
+    return mean + (z @ np.swapaxes(lmap, 1, 2)) @ basis.T
