@@ -148,3 +148,45 @@ def test_fragile_below_02_with_clusters_searches_the_clusters_range():
     if not any(e["broken"] for e in c.perturbation.values()):
         assert c.verdict == "not searched"
     assert c.verdict != "supported"
+
+
+def test_clustered_witnesses_replayed_on_the_raw_comparisons(panel):
+    """Each drop / flip / add witness of "GPT 4 > Claude v1" under --cluster id, applied to the raw
+    comparisons (its rows are the file's comparisons) and refitted by statsmodels' GLM, reverses
+    the claim; its `clusters` are the distinct ids it touches (drop, flip) and at least
+    ceil(budget / m) for added comparisons."""
+    import pandas as pd
+
+    rep = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=["GPT 4>Claude v1"])
+    claim = rep.claims[0]
+    frame = read_comparisons(path("llmfao-panel")).frame
+    y0 = frame["outcome"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
+    x0 = panel["x"]
+    c = _contrast_vector(panel, "GPT 4 − Claude v1")
+
+    def gap(x, y, w):
+        res = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit(tol=1e-12)
+        return float(c @ res.params)
+
+    assert gap(x0, y0, np.ones(len(y0))) > 0
+    m = claim.relative_to["comparisons_per_cluster"]
+    for action, entry in claim.perturbation.items():
+        assert entry["broken"] and entry["verified"], action
+        acts = pd.DataFrame(entry["actions"])
+        rows = acts["row"].to_numpy()
+        assert (frame["model_a"].astype(str).to_numpy()[rows] == acts["player_a"]).all()
+        assert acts["count"].sum() == entry["budget"]
+        x, y, w = x0.copy(), y0.copy(), np.ones(len(y0))
+        if action == "drop":
+            np.subtract.at(w, rows, acts["count"].to_numpy())
+        elif action == "flip":
+            assert (acts["count"] == 1).all()
+            y[rows] = acts["y_new"].to_numpy()
+        else:
+            x = np.vstack([x, x0[rows]])
+            y = np.concatenate([y, acts["y_new"].to_numpy()])
+            w = np.concatenate([w, acts["count"].to_numpy()])
+        assert gap(x, y, w) < 0, action
+        touched = len(set(panel["groups"][rows]))
+        expect = touched if action != "add" else max(touched, math.ceil(entry["budget"] / m - 1e-9))
+        assert entry["clusters"] == expect, action
