@@ -2,9 +2,10 @@
 ``(log p(x), ∇ log p(x))`` in unconstrained coordinates x.
 
 No PyTensor graph is compiled (PyMC's own sampler compiles C, nutpie's PyMC path compiles with numba
-or JAX first), so the cost is the density's. nutpie calls the Python function under the GIL, so the
-chains take turns on one core (measured on the items kind: 2 cores sample no faster than 1, even with
-a numba ``nogil`` kernel); a C-callable density would run them in parallel. Mass matrix and step size are nutpie's
+or JAX first), so the cost is the density's. nutpie calls the Python function holding the GIL; a
+numba ``nogil`` kernel releases it while it runs, so chains can overlap on several cores (not
+established: on the shared machine at load ≈ 3, 2 cores sampled the items model no faster than 1).
+Mass matrix and step size are nutpie's
 (diagonal, from draws and gradients). Draws come back as an ArviZ ``DataTree`` (``posterior``,
 ``sample_stats``) like ``pm.sample``'s, so :meth:`bayesrank.protocol.Diagnostics.sampler` applies.
 """
