@@ -99,7 +99,27 @@ def main():
               lambda: irt.ppc_item_totals(f, data, n_draws=100, stats=irt.nuts_grid(st, lap)))
         timed("item-level PSIS-LOO (500 draws × all items)",
               lambda: irt.loo_items(f.draws, f.mu, f.sigma, data, chains=4))
+    fractional_significance()
     print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+def fractional_significance(m: int = 30, n: int = 3000, seed: int = 0) -> None:
+    """Loss of significance under the paired t test (bayesrank.items.significance) for the topk:5 claim
+    on fractional scores (m models × n items, a shared item effect, models 0.04 apart)."""
+    from bayesrank.items.data import ItemScores
+    from bayesrank.items.significance import lose_significance_studentized
+
+    rng = np.random.default_rng(seed)
+    base = rng.beta(5, 3, n)
+    y = np.round(np.clip(base[None, :] + np.linspace(0.6, -0.6, m)[:, None] + rng.normal(0, 0.2, (m, n)), 0, 1), 2)
+    d = ItemScores(np.array([f"model{i:03d}" for i in range(m)], dtype=object),
+                   np.array([str(i) for i in range(n)], dtype=object), y, np.ones_like(y, dtype=np.int64))
+    order = np.argsort(-d.means(), kind="stable")
+    top5 = [(int(x), int(z)) for x in order[:5] for z in order[5:]]
+    for action in ("flip", "drop"):
+        e = timed(f"fractional {m} × {n:,}: topk:5 loss of significance, {action} ({len(top5)} contrasts)",
+                  lambda action=action: lose_significance_studentized(d, top5, action, 0.05, "two"))
+        print(f"    budget {e['budget']}, lower bound {e['lower_bound']}, exact {e['exact']}, verified {e['verified']}")
 
 
 if __name__ == "__main__":
