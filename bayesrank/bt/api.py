@@ -13,7 +13,7 @@ method         point estimate and interval
 ``mle``        Newton MLE; the default interval (:func:`bayesrank.bt.mle.default_interval`)
 ``map``        posterior mode of the PyMC model; Wald intervals from the PyTensor Hessian
 ``laplace``    Gaussian approximation N(mode, (−∇² log p)⁻¹) of the PyMC posterior, with draws
-``nuts``       NUTS posterior (PyMC or nutpie); equal-tailed credible intervals; R-hat, ESS,
+``nuts``       NUTS posterior; equal-tailed credible intervals; R-hat, ESS,
                divergences, posterior predictive check (aggregated rows) and PSIS-LOO in ``diagnostics``
 ``bootstrap``  MLE with percentile intervals from seeded, vectorised resampling of comparisons
                (whole clusters when clustered)
@@ -57,6 +57,10 @@ METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
 TIE_CHOICES = ("auto", *TIE_MODELS)
 CI_CHOICES = ("auto", "fisher", "sandwich", "cluster")
 BAYESIAN = ("map", "laplace", "nuts")
+#: NUTS implementations of the same model: ``density`` = nutpie on the hand-written log posterior and
+#: gradient (:mod:`bayesrank.bt.density`, no graph compilation, chains in threads; the default),
+#: ``pymc`` = PyMC's sampler on the PyMC model, ``nutpie`` = nutpie on the PyMC model compiled by numba
+SAMPLERS = ("density", "pymc", "nutpie")
 INTERVAL_NAMES = {"fisher": "fisher", "sandwich": "sandwich", "cluster": "cluster-robust sandwich"}
 
 
@@ -277,7 +281,7 @@ class BradleyTerry:
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
-        sampler: str = "pymc",
+        sampler: str = "density",
         ppc: bool = True,
         loo: bool = True,
         progress: bool = False,
@@ -370,20 +374,46 @@ class BradleyTerry:
                             plain_ridge=self._prior_ridge(), **kw)
 
     def _fit_nuts(self, ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept=None):
-        from bayesrank.bt.pymc_model import parameter_draws, posterior_predictive_check, sample_nuts
+        if sampler not in SAMPLERS:
+            raise InputError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        from bayesrank.bt.pymc_model import parameter_draws
 
-        model = self.model_for(ties)
-        dt = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler, progressbar=progress,
-                         target_accept=target_accept)
-        full, names = parameter_draws(dt, model)
+        if sampler == "density":
+            from bayesrank.bt import density
+
+            dens = density.BTDensity(self.rows, ties, self.prior_sigma, self.tie_prior_sigma, self.beta_sigma,
+                                     self.position)
+            kw = dict(draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept)
+            if progress:
+                from rich.console import Console
+
+                with Console(stderr=True).status("NUTS") as status:
+                    dt = density.sample(dens, progress=status.update, **kw)
+            else:
+                dt = density.sample(dens, **kw)
+            full, names = parameter_draws(dt)
+        else:
+            from bayesrank.bt.pymc_model import sample_nuts
+
+            model = self.model_for(ties)
+            dt = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler,
+                             progressbar=progress, target_accept=target_accept)
+            full, names = parameter_draws(dt)
         a = (1 - self.level) / 2
         lo, hi = np.quantile(full, [a, 1 - a], axis=0)
         extra_diag, ppc_arrays = {}, None
         if ppc and not self.rows.unit:
-            ppc_arrays = posterior_predictive_check(model, dt, self.rows, ties, seed=seed)
+            if sampler == "density":
+                ppc_arrays = density.predictive_check(dens, full, chains, seed=seed)
+            else:
+                from bayesrank.bt.pymc_model import posterior_predictive_check
+
+                ppc_arrays = posterior_predictive_check(model, dt, self.rows, ties, seed=seed)
             extra_diag["ppc"] = {k_: v for k_, v in ppc_arrays.items() if np.ndim(v) == 0}
+        if sampler == "density":
+            dt = density.with_log_likelihood(dt, dens, full, chains)
         if loo:
-            extra_diag["loo"] = loo_summary(dt)
+            extra_diag["loo"] = loo_summary(density.thinned_tree(dt) if sampler == "density" else dt)
         diag = Diagnostics.sampler("nuts", dt, var_names=names, **extra_diag)
         settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler,
                     **({"target_accept": target_accept} if target_accept is not None else {})}

@@ -52,7 +52,9 @@ def register(sub) -> None:
     p.add_argument("--draws", type=positive_int, default=1000)
     p.add_argument("--tune", type=nonnegative_int, default=1000)
     p.add_argument("--chains", type=positive_int, default=4)
-    p.add_argument("--sampler", default="pymc", choices=("pymc", "nutpie"))
+    p.add_argument("--sampler", default="density", choices=("density", "pymc", "nutpie"),
+                   help="NUTS implementation: nutpie on the hand-written log density (default), PyMC's sampler, "
+                        "or nutpie on the PyMC model (numba compilation)")
     p.add_argument("--scale", default="logit", choices=("logit", "elo"), help="display scale of the printed table")
     p.add_argument("--anchor", default=None, metavar="NAME=VALUE",
                    help="with --scale elo: shift so that player NAME sits at VALUE (default base 1000)")

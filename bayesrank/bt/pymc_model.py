@@ -147,7 +147,7 @@ def build_bt_model(
     return model
 
 
-def parameter_draws(dt, model) -> tuple[np.ndarray, list[str]]:
+def parameter_draws(dt, model=None) -> tuple[np.ndarray, list[str]]:
     """(S, P) posterior draws of φ = (θ, α, β, λ) (chains stacked) and the variable names present."""
     post = dt.posterior
     names = [n for n in PARAMETERS if n in post.data_vars]

@@ -1,11 +1,15 @@
-"""NUTS on a hand-written log density: nutpie's sampler (Rust) calling a Python function that returns
-``(log p(x), ∇ log p(x))`` in unconstrained coordinates x.
+"""NUTS on a hand-written log density: nutpie's sampler (Rust) calling a function that returns
+``(log p(x), ∇ log p(x))`` in unconstrained coordinates x — a Python callable, or a C-callable
+:class:`CFuncDensity` (numba ``cfunc``s reading one data array).
 
 No PyTensor graph is compiled (PyMC's own sampler compiles C, nutpie's PyMC path compiles with numba
-or JAX first), so the cost is the density's. nutpie calls the Python function holding the GIL; a
+or JAX first), so the cost is the density's. nutpie calls a Python function holding the GIL; a
 numba ``nogil`` kernel releases it while it runs, so chains can overlap on several cores (not
-established: on the shared machine at load ≈ 3, 2 cores sampled the items model no faster than 1).
-Mass matrix and step size are nutpie's
+established: on the shared machine at load ≈ 3, 2 cores sampled the items model no faster than 1),
+and each call costs ~80 µs of CPU beyond the kernel (the Bradley–Terry density on the arena's 3,460
+pairs: ~190 µs per call for an ~105 µs kernel, with 1 or 2 cores). A :class:`CFuncDensity` is called
+from Rust with no Python and no GIL (~135 µs per call for the same density, ~85 µs kernel); that its
+chains then run in parallel on an idle machine is expected, not yet measured. Mass matrix and step size are nutpie's
 (diagonal, from draws and gradients). Draws come back as an ArviZ ``DataTree`` (``posterior``,
 ``sample_stats``) like ``pm.sample``'s, so :meth:`bayesrank.protocol.Diagnostics.sampler` applies.
 """
@@ -32,7 +36,8 @@ def sample_logp(logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], ndi
                 init: Callable[[int], np.ndarray], draws: int, tune: int, chains: int, seed: int,
                 target_accept: float = 0.8, cores: int | None = None, coords: dict | None = None,
                 dims: dict | None = None, progress: Callable[[str], None] | None = None, label: str = "NUTS"):
-    """NUTS draws of the density ``logp_grad`` on R^ndim.
+    """NUTS draws of the density ``logp_grad`` on R^ndim: a Python callable, or a
+    :class:`CFuncDensity` that nutpie calls directly (``expand`` is then unused).
 
     ``expand(x)`` maps a point to the stored variables (``shapes``: name → shape, float64);
     ``init(seed)`` gives a chain's starting point (a different seed per chain); ``progress(text)``
@@ -43,17 +48,20 @@ def sample_logp(logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], ndi
     from bayesrank.outputs import stop_if_interrupted
 
     names = list(shapes)
-    model = from_pyfunc(
-        ndim,
-        lambda: logp_grad,
-        lambda seed1, seed2, chain: expand,
-        [np.dtype("float64")] * len(names),
-        [tuple(shapes[n]) for n in names],
-        names,
-        coords=coords or {},
-        dims=dims or {},
-        make_initial_point_fn=lambda s: np.asarray(init(int(s)), dtype=float),
-    )
+    if isinstance(logp_grad, CFuncDensity):
+        model = _cfunc_model(logp_grad, ndim, shapes, init, coords or {}, dims or {})
+    else:
+        model = from_pyfunc(
+            ndim,
+            lambda: logp_grad,
+            lambda seed1, seed2, chain: expand,
+            [np.dtype("float64")] * len(names),
+            [tuple(shapes[n]) for n in names],
+            names,
+            coords=coords or {},
+            dims=dims or {},
+            make_initial_point_fn=lambda s: np.asarray(init(int(s)), dtype=float),
+        )
     kwargs = {}
     if progress is not None:
         total = chains * (draws + tune)
@@ -68,3 +76,61 @@ def sample_logp(logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], ndi
                        **kwargs)
     stop_if_interrupted()  # never report a shorter chain than asked for
     return dt
+
+
+class CFuncDensity:
+    """A log density nutpie evaluates without calling Python (no GIL, no per-call overhead): the
+    addresses of two numba ``cfunc``s reading one float64 array ``data`` —
+    ``logp(dim, x*, grad*, logp*, data*) -> int`` (0 = ok, 3/4 = non-finite gradient/value) and
+    ``expand(dim, n_expanded, x*, out*, data*) -> int`` (the stored variables, concatenated in the
+    order of ``shapes``). ``owner`` keeps the cfuncs and ``data`` alive while nutpie holds them."""
+
+    def __init__(self, logp_address: int, expand_address: int, data: np.ndarray, owner=None):
+        self.logp_address = int(logp_address)
+        self.expand_address = int(expand_address)
+        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        self.owner = owner
+
+
+def _cfunc_model(density: CFuncDensity, ndim: int, shapes: dict, init, coords: dict, dims: dict):
+    """A nutpie ``CompiledModel`` on ``density`` (nutpie's own numba-PyMC model class, with the
+    cfuncs given instead of compiled from a PyTensor graph)."""
+    from dataclasses import dataclass
+
+    from nutpie import _lib
+    from nutpie.sample import CompiledModel
+
+    names = list(shapes)
+    var_shapes = [tuple(shapes[n]) for n in names]
+    n_expanded = int(sum(int(np.prod(s)) for s in var_shapes))
+
+    @dataclass(frozen=True)
+    class Model(CompiledModel):
+        @property
+        def n_dim(self):
+            return ndim
+
+        @property
+        def shapes(self):
+            return dict(zip(names, var_shapes))
+
+        @property
+        def coords(self):
+            return coords
+
+        def _make_sampler(self, settings, init_mean, cores, progress_type, *args):
+            return _lib.PySampler.from_pymc(settings, cores, self._make_model(init_mean), progress_type, *args)
+
+        def _make_model(self, init_mean):
+            expand_fn = _lib.ExpandFunc(ndim, n_expanded, density.expand_address, density.data.ctypes.data, density)
+            logp_fn = _lib.LogpFunc(density.logp_address, density.data.ctypes.data, density)
+            dim_sizes = {k: len(v) for k, v in coords.items()}
+            variables = _lib.PyVariable.new_variables(names, ["float64"] * len(names), var_shapes, dim_sizes, dims)
+
+            def make_adapter(*args, **kwargs):
+                raise NotImplementedError("transform adaptation needs a Python log density")
+
+            return _lib.PyMcModel(logp_fn, expand_fn, variables, ndim, dim_sizes, coords,
+                                  lambda s: np.asarray(init(int(s)), dtype=float), make_adapter)
+
+    return Model(dims=dims)

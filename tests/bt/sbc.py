@@ -3,8 +3,9 @@
 
 For each simulation: draw (θ̃[, λ̃]) from the prior with independent NumPy code (ZeroSumNormal(σ) =
 iid N(0, σ²) projected onto Σθ = 0; λ ~ N(0, σ_λ)), simulate counts on every pair, fit the
-package's model (``build_bt_model(..., mutable=True)``, compiled once by nutpie and refitted to
-each dataset with ``with_data``), thin the draws to L = 99 and record the rank of the truth among
+package's model with the sampler ``BradleyTerry.fit("nuts")`` uses (nutpie on the hand-written log
+density, :mod:`bayesrank.bt.density`, whose value and gradient equal the PyMC model's —
+tests/bt/test_density.py), thin the draws to L = 99 and record the rank of the truth among
 them. If the posterior computation is right every rank is uniform on {0, …, 99}.
 
 Ranks, uniformity tests (chi-square on 10 bins + dispersion of (u − ½)², Bonferroni over all 2P at
@@ -38,30 +39,22 @@ def simulate(rng, template, ties, prior_sigma, tie_prior_sigma):
 
 
 def sbc_ranks(ties="half", n_sims=200, seed=0, k=4, per_pair=15, prior_sigma=1.5, tie_prior_sigma=1.0,
-              draws=500, tune=300, backend="numba"):
+              draws=500, tune=300):
     """(n_sims, P) ranks of the true parameters among L = 99 thinned posterior draws, and the
-    number of divergent transitions over all fits."""
-    import nutpie
-
-    from bayesrank.bt.pymc_model import build_bt_model
+    number of divergent transitions over all fits — through the sampler ``BradleyTerry.fit("nuts")``
+    uses (nutpie on :mod:`bayesrank.bt.density`, 2 chains)."""
+    from bayesrank.bt import density
 
     template = all_pairs(k, per_pair)
     rng = np.random.default_rng(seed)
-    _, first = simulate(np.random.default_rng(seed + 10**6), template, ties, prior_sigma, tie_prior_sigma)
-    model = build_bt_model(template.with_counts(first), ties, prior_sigma, tie_prior_sigma, mutable=True)
-    compiled = nutpie.compile_pymc_model(model, freeze_model=False, backend=backend, gradient_backend=
-                                         "jax" if backend == "jax" else "pytensor")
     ranks, divergences = [], 0
     for s in range(n_sims):
         truth, counts = simulate(rng, template, ties, prior_sigma, tie_prior_sigma)
-        data = ({"outcome_counts": counts} if ties == "davidson"
-                else {"wins_obs": counts[:, 0], "n_obs": counts[:, :2].sum(axis=1)})
-        tr = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=2, cores=1,
-                           seed=int(rng.integers(2**31)), progress_bar=False)
+        dens = density.BTDensity(template.with_counts(counts), ties, prior_sigma, tie_prior_sigma, 1.0, False)
+        tr = density.sample(dens, draws=draws, tune=tune, chains=2, seed=int(rng.integers(2**31)))
         post = tr.posterior["theta"].transpose("chain", "draw", "player").values.reshape(-1, k)
         if ties == "davidson":
             post = np.column_stack([post, tr.posterior["log_nu"].values.reshape(-1)])
         ranks.append(rank_of_truth(post.reshape(2, draws, -1), truth, L_DRAWS))
         divergences += int(np.asarray(tr.sample_stats["diverging"]).sum())
     return np.array(ranks), divergences
-

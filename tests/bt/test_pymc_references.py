@@ -42,15 +42,16 @@ def test_nuts_agrees_with_laplace_on_arena(arena_counts):
     the Laplace twin (ridge-MLE mode and penalised-Hessian covariance) within Monte Carlo error —
     each standardised by its own MCSE (ArviZ mcse of the mean, mcse of the SD). The false-alarm
     rate of these bounds over seeds 0..19 is recorded by examples/bt_nuts_laplace_false_alarm.py."""
-    from bayesrank.bt.pymc_model import sample_nuts
+    from bayesrank.bt import density
 
     from .nuts_laplace import MEDIAN_REL_BOUND, Z_BOUND_MEAN, Z_BOUND_SD, nuts_laplace_z
 
     k = arena_counts.n_players
     params, hess, _, _ = fit_newton(arena_counts, ties="half", ridge=1 / DEFAULT_PRIOR_SIGMA**2)
     sd_lap = np.sqrt(np.diag(constrained_covariance(hess, k)))
-    model = build_bt_model(arena_counts, ties="half")
-    dt = sample_nuts(model, draws=400, tune=400, chains=2, seed=3, cores=1)
+    # the sampler fit("nuts") and the review use: nutpie on the hand-written density of the same model
+    dens = density.BTDensity(arena_counts, "half", DEFAULT_PRIOR_SIGMA, 2.0, 1.0, False)
+    dt = density.sample(dens, draws=400, tune=400, chains=2, seed=3)
     z = nuts_laplace_z(dt, params, sd_lap)
     assert z["divergences"] == 0 and z["ess_bulk_min"] > 100
     assert z["max_abs_sum"] < 1e-8  # every draw on Σθ = 0
