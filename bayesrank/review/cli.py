@@ -56,8 +56,8 @@ def register(sub) -> None:
     g.add_argument("--ridge", type=nonnegative_float, default=0.0,
                    help="L2 penalty on the scores of the frequentist fits and audits (>= 0; > 0 gives finite scores "
                         "when a player never won or never lost)")
-    g.add_argument("--draws", type=positive_int, default=None, help="NUTS draws per chain (default 500; per-item results: 1000)")
-    g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default: --draws; per-item results: 300)")
+    g.add_argument("--draws", type=positive_int, default=None, help="NUTS draws per chain (default 1000)")
+    g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default 500, or --draws if fewer; per-item results: 300)")
     g.add_argument("--chains", type=positive_int, default=None, help="NUTS chains (default 4)")
     g.add_argument("--rank", default=None, metavar="R|auto",
                    help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default auto: "

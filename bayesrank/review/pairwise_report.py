@@ -10,7 +10,7 @@ from bayesrank.review.report import ReviewReport
 
 def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: float, fast: bool, seed: int,
                     budget, format: str, exclude_invalid: bool, judge_col=None, command=None, progress=None,
-                    draws: int = 500, chains: int = 4, nuts: bool = True, style: str | None = None,
+                    draws: int | None = None, chains: int = 4, nuts: bool = True, style: str | None = None,
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
                     reading: dict | None = None, ridge: float = 0.0, tune: int | None = None,
                     rank="auto", all_ranks: bool = False, cluster: str | None = None,
@@ -23,7 +23,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     ``cluster``, ``position_effect``: terms of the Bradley–Terry model every fit uses."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
-    from bayesrank.review.fits import fit_all
+    from bayesrank.review.fits import NUTS_DRAWS, fit_all
     from bayesrank.review.leaderboard import sections
     from bayesrank.review.joint import joint_statement
     from bayesrank.review.pairwise import answer_claims
@@ -44,7 +44,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         from bayesrank.errors import NoFiniteEstimateError
 
         raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
-    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws, chains=chains, progress=say,
+    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws or NUTS_DRAWS, chains=chains, progress=say,
                    ridge=ridge, tune=tune, cluster=cluster, position_effect=position_effect)
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]

@@ -125,7 +125,8 @@ def test_demo_runs_without_nuts(tmp_path):
     assert (tmp_path / "review.html").read_text().startswith("<!DOCTYPE html>")
     agreement = {r["method"]: r for r in doc["sections"]["methods"]["agreement"]}
     assert [r["interval"] for r in agreement.values()] == [
-        "fisher", "fisher", "sandwich", "bootstrap percentile", "Wald (MAP Hessian)", "Laplace"]
+        "fisher", "fisher", "sandwich", "bootstrap percentile", "Wald (MAP Hessian)",
+        "Laplace (NumPy twin: ridge MLE + inverse Hessian)"]
     # MAP with the default prior is close to, but not equal to, the MLE; Kendall tau near 1
     assert 0 < agreement["map"]["max_abs_score_diff"] < 0.05
     assert agreement["bootstrap"]["kendall_tau"] == 1.0

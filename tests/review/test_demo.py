@@ -58,8 +58,8 @@ def test_demo_output_fits_100_columns_and_stderr_is_quiet(tmp_path):
 
 @pytest.mark.slow
 def test_map_row_is_the_map_fit():
-    """The review fits the PyMC posterior's mode once (Laplace) and reports its MAP row from it: equal
-    to `BradleyTerry.fit("map")` on its own."""
+    """The review fits the posterior's mode once (the Laplace fit's NumPy twin, no PyMC graph) and
+    reports its MAP row from it: equal to `BradleyTerry.fit("map")` (Newton on the PyMC log-density)."""
     import numpy as np
 
     from bayesrank.bt import BradleyTerry
