@@ -117,7 +117,7 @@ def md_esc(v, cell: bool = True) -> str:
 
 def perturbation_cell(p: dict) -> str:
     """'12 (0.0007%) ✓' for a verified break (✓: confirmed by an exact refit; '3–5 (… at most) ✓'
-    when only a bound of 3 and a verified witness of 5 are known); 'none found within
+    when only a bound of 3 and a verified witness of 5 are known, '≤ 5 (…) ✓' with no bound); 'none found within
     500' when an audit's budget ran out; the entry's reason in words otherwise (not audited, or a
     change of configuration / estimator that reverses nothing)."""
     if p.get("broken") is None:
@@ -127,6 +127,8 @@ def perturbation_cell(p: dict) -> str:
         lower = p.get("lower_bound")
         if p.get("exact") is False and lower is not None and lower < p["budget"]:  # witness and bound
             return f"{count(lower)}–{size} ({percent(p['fraction'])} at most) ✓"
+        if p.get("exact") is False and lower is None:  # a verified witness, no bound
+            return f"≤ {size} ({percent(p['fraction'])} at most) ✓"
         return f"{size} ({percent(p['fraction'])}) ✓"
     if p.get("broken"):
         return f"{size} ({percent(p['fraction'])}) unverified"

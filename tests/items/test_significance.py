@@ -172,3 +172,14 @@ def test_large_fractional_benchmark_is_exact_and_verified():
         # one move fewer along the witness does not do it
         z, keep = apply_actions(d, e["actions"][:-1])
         assert _p(z[0, keep], z[1, keep], None, "two") < ALPHA
+
+
+def test_page_cell_says_what_is_known():
+    """The page shows an exact minimum as a number, a witness with a lower bound as a range, and a
+    witness without a bound as an upper bound."""
+    from bayesrank.review.render import perturbation_cell
+
+    base = {"broken": True, "verified": True, "budget": 5, "fraction": 0.05}
+    assert perturbation_cell({**base, "exact": True, "lower_bound": 5}).startswith("5 (")
+    assert perturbation_cell({**base, "exact": False, "lower_bound": 3}).startswith("3–5 (")
+    assert perturbation_cell({**base, "exact": False, "lower_bound": None}).startswith("≤ 5 (")
