@@ -109,7 +109,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     what = {"map": "MAP: PyMC builds and compiles the model, then Newton on its log-density",
             "laplace": "Laplace: PyMC builds and compiles the model, then Newton on its log-density and its Hessian",
-            "nuts": "NUTS: PyMC compiles the model, then samples", "bootstrap": "bootstrap refits"}.get(
+            "nuts": "NUTS", "bootstrap": "bootstrap refits"}.get(
                 args.method, args.method)
     own_bar = args.method in ("bootstrap", "nuts")  # these draw their own progress bar
     with contextlib.nullcontext() if own_bar else Progress(

@@ -86,11 +86,18 @@ def run(args) -> int:
     print_reading(console(), comps, excluded=False)  # the header line below counts the exclusions
     hja = HJA(comps, rank=rank, min_per_judge=args.min_per_judge, level=args.level, seed=args.seed)
     if args.method == "nuts":
-        fit = hja.fit("nuts", draws=args.draws, tune=args.draws, chains=args.chains, sampler=args.sampler)
-        if not args.no_check:
-            from bayesrank.hja.checks import attach_model_check
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            attach_model_check(fit, seed=args.seed)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console(),
+                      transient=True) as bar:
+            task = bar.add_task(f"HJA NUTS: compiling the model, then {args.chains} chains × {args.draws:,} draws "
+                                f"after {args.draws:,} tuning steps", total=None)
+            fit = hja.fit("nuts", draws=args.draws, tune=args.draws, chains=args.chains, sampler=args.sampler)
+            if not args.no_check:
+                from bayesrank.hja.checks import attach_model_check
+
+                bar.update(task, description="HJA NUTS: posterior predictive check per judge and PSIS-LOO")
+                attach_model_check(fit, seed=args.seed)
     elif args.method == "mle":
         fit = hja.fit("mle", information=args.information)
     else:

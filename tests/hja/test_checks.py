@@ -63,9 +63,15 @@ def test_cli_nuts_prints_model_check_and_writes_valid_json(tmp_path, capsys, mon
         return nuts_fits[1]
 
     monkeypatch.setattr(HJA, "fit", fake_fit)
+    import rich.progress
+
+    shown, add_task = [], rich.progress.Progress.add_task  # the long fit shows a rich progress line
+    monkeypatch.setattr(rich.progress.Progress, "add_task",
+                        lambda self, description, *a, **k: shown.append(description) or add_task(self, description, *a, **k))
     out = tmp_path / "nuts.json"
     assert main(["hja", str(path), "--rank", "1", "--method", "nuts", "--draws", "300", "--json", str(out)]) == 0
     assert calls == [("nuts", {"draws": 300, "tune": 300, "chains": 2, "sampler": None})]
+    assert shown == ["HJA NUTS: compiling the model, then 2 chains × 300 draws after 300 tuning steps"]
     printed = capsys.readouterr().out
     assert "HJA NUTS (nutpie" in printed and "posterior predictive check per judge" in printed
     assert "PSIS-LOO over (judge, pair) cells" in printed
