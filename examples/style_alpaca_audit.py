@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesrank.influence.covariates import StyleState, style_audit
+from bayesrank.influence.greedy import greedy_audit
+from bayesrank.influence.state import BTState
 
 _spec = importlib.util.spec_from_file_location("style_alpaca_eval", Path(__file__).with_name("style_alpaca_eval.py"))
 style_alpaca_eval = importlib.util.module_from_spec(_spec)
@@ -30,7 +31,7 @@ _spec.loader.exec_module(style_alpaca_eval)
 def main(kinds=("flip", "drop", "add"), ks=(1, 3), ci_aware_kinds=("flip",), objectives=("tau", "ci-player", "ci-trace"),
          objective_kinds=("flip", "drop")) -> dict:
     data, _ = style_alpaca_eval.load("normalized_diff")
-    models = {"plain BT": StyleState.fit(data.without_features()), "length-controlled BT": StyleState.fit(data)}
+    models = {"plain BT": BTState.fit(data.without_features()), "length-controlled BT": BTState.fit(data)}
     for name, st in models.items():
         top = [str(p) for p in st.players[st.ranking()[:3]]]
         print(f"{name}: top-3 {top}")
@@ -38,17 +39,17 @@ def main(kinds=("flip", "drop", "add"), ks=(1, 3), ci_aware_kinds=("flip",), obj
     for name, st in models.items():
         for k in ks:
             for kind in kinds:
-                res = style_audit(st, kind, k=k, model=name)
+                res = greedy_audit(st, "top1" if k == 1 else f"topk:{k}", kind, model=name)
                 audits[(name, k, kind)] = res
                 rows.append(_row(name, kind, res))
         for kind in ci_aware_kinds:  # a change counts only when an outsider is significantly ahead
-            res = style_audit(st, kind, k=1, model=name, ci_aware=True)
+            res = greedy_audit(st, "top1", kind, model=name, ci_aware=True)
             audits[(name, "1+ci", kind)] = res
             rows.append(_row(name, kind, res))
         for spec in objectives:  # the order and the interval widths ("ci-player": the model's #1)
             spec = f"ci-player:{st.players[st.ranking()[0]]}" if spec == "ci-player" else spec
             for kind in objective_kinds:
-                res = style_audit(st, kind, objective=spec, model=name, fill_steps=spec.startswith("ci"))
+                res = greedy_audit(st, spec, kind, model=name, fill_steps=spec.startswith("ci"))
                 audits[(name, spec, kind)] = res
                 rows.append(_row(name, kind, res))
     table = pd.DataFrame(rows)

@@ -72,6 +72,11 @@ class TieModel:
         """(…,3) probabilities of [i wins, j wins, tie] under the model (tie prob 0 if binary)."""
         raise NotImplementedError
 
+    def outcome_hessians(self, d, lam):
+        """Per-comparison loss Hessian w.r.t. (d[, λ]) for each outcome cell: (…,R,3,1+e,1+e)
+        (the audits' curvature of an action)."""
+        raise NotImplementedError
+
 
 class BinaryTies(TieModel):
     """Binary BT; ties are half-wins (``half``) or ignored (``drop``)."""
@@ -112,6 +117,13 @@ class BinaryTies(TieModel):
         p = expit(d)
         return np.stack([p, 1.0 - p, np.zeros_like(p)], axis=-1)
 
+    def outcome_hessians(self, d, lam):
+        p = expit(d)
+        c = np.repeat((p * (1.0 - p))[..., None], 3, axis=-1)
+        if self.tie_weight == 0.0:
+            c[..., 2] = 0.0
+        return c[..., None, None]
+
 
 class Davidson(TieModel):
     """Davidson tie model: outcome logits ``(d/2, −d/2, λ)`` under a softmax."""
@@ -149,6 +161,12 @@ class Davidson(TieModel):
     def outcome_probs(self, d, lam):
         a = self._logits(d, lam)
         return np.exp(a - logsumexp(a, axis=-1)[..., None])
+
+    def outcome_hessians(self, d, lam):
+        p = self.outcome_probs(d, lam)  # the Hessian of −a_o + lse does not depend on the outcome o
+        cov = p[..., :, None] * np.eye(3) - p[..., :, None] * p[..., None, :]
+        h = np.einsum("oa,...op,pb->...ab", self.J, cov, self.J)
+        return np.repeat(h[..., None, :, :], 3, axis=-3)
 
 
 def tie_model(ties: str) -> TieModel:

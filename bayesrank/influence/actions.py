@@ -1,26 +1,36 @@
-"""Candidate actions on aggregated counts.
+"""Candidate actions on the fitted state's rows: one :class:`Candidates` for every action and data kind.
 
-Matches in one (pair, outcome) cell are exchangeable, so an action is "apply this per-match
-change to the cell table of pair r, m times". A candidate carries the per-match change ``delta``
-(3,) of the cell counts [i wins, j wins, tie] and how many times it may be applied:
+An action is "apply this per-comparison change ``delta`` (3,) of row r's counts [i wins, j wins,
+tie] ``m`` times" (:func:`apply`). Comparisons in one cell of aggregated counts (``unit=False``)
+are exchangeable, so cell rows offer one candidate per (row, outcome) cell; a comparison row
+(``unit=True``, possibly with outcome shares and features) offers one candidate per row, acting on
+its comparisons with their shares:
 
-- ``drop``   remove one match of a cell: ``delta = −e_o``, at most the cell count;
-- ``flip``   reverse a decided match (``y → 1 − y``) = drop of the original plus add of the flipped
-             match: ``delta = −e_o + e_{o'}`` for o = i wins ↔ j wins (ties have no reverse);
-- ``add``    a new match on any pair (observed or not), candidate spaces
-    * ``all_pairs``             outcome fixed by current skill: the stronger player wins,
-    * ``all_outcomes_weighted`` outcome weighted by its BT probability: ``delta = (p, 1 − p, 0)``,
-                                a fractional "expected" match. Its gradient at the MLE is
-                                ``p·(σ(d̂) − 1) + (1 − p)·σ(d̂) = σ(d̂) − p = 0``: θ̂ stays the exact
-                                MLE, so it can never move a score or a rank, only the curvature
-                                (the constructive action for CIs),
-    * ``all_outcomes_sampled``  (``add_sampled``) outcome drawn from the BT probability of the
-                                reference fit, ``p_r = σ(θ̂_i − θ̂_j)``: the actor picks the pair,
-                                chance picks the winner (seeded :class:`OutcomeStream`),
-    * ``all_outcomes``          either outcome, chosen by the actor.
+- ``drop``   remove one comparison: cells ``delta = −e_o`` (at most the cell count); rows ``−counts_r/f_r``;
+- ``flip``   reverse a decided comparison (``y → 1 − y``; ties have no reverse): cells
+             ``−e_o + e_{o'}``; rows ``(counts_r[b, a, t] − counts_r)/f_r`` (covariates kept);
+- ``drop-cluster`` remove every comparison of one cluster (a prompt, a user): one candidate per
+             cluster with comparisons (its member rows, ``delta = −counts``), applied once; the
+             audit's budget then counts clusters;
+- adds, in the candidate space ``add_space`` — ``"pairs"``: every unordered pair (observed or not;
+  zero-feature models on pair counts), ``"observed"``: the observed rows (a copy of a comparison
+  with its covariates; comparison rows append a new row):
+    * ``add``           either outcome, chosen by the actor (``all_outcomes``),
+    * ``add_pairs``     outcome fixed by current skill: the stronger player wins (``all_pairs``),
+    * ``add_weighted``  outcome weighted by its model probability: ``delta = (p, 1 − p, 0)``, a
+                        fractional "expected" comparison. Its gradient at the MLE is
+                        ``p·(σ(d̂) − 1) + (1 − p)·σ(d̂) = σ(d̂) − p = 0``: θ̂ stays the exact
+                        MLE, so it can never move a score or a rank, only the curvature
+                        (the constructive action for CIs),
+    * ``add_sampled``   outcome drawn from the probability of the reference fit,
+                        ``p_r = σ(θ̂_i − θ̂_j)``: the actor picks the pair, chance picks the winner
+                        (seeded :class:`OutcomeStream`).
 
-A candidate's effect on the fit is summarised by two numbers per application, at θ:
-``G = Σ_o δ_o s_o(d_r)`` (gradient weight along ``x_r``) and ``C = Σ_o δ_o c_o(d_r)`` (curvature).
+A candidate's effect on the fit is summarised per application by its local gradient ``G`` (L,)
+and curvature ``C`` (L, L) at φ (:meth:`Candidates.local`; :mod:`bayesrank.influence.state`);
+for binary tie models :meth:`Candidates.gc` gives the scalars ``G = Σ_o δ_o s_o``, ``C = Σ_o δ_o c_o``.
+A new action is one branch of :func:`candidates` (and of :func:`apply` when it is not a change
+of one row's counts).
 """
 
 from __future__ import annotations
@@ -31,11 +41,13 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.errors import InputError
+from bayesrank.data.rows import PairRows
 from bayesrank.influence.state import OUTCOMES, BTState
 
-ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs", "add_sampled")
+ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs", "add_sampled", "drop-cluster")
 ADD_SPACES = {"add": "all_outcomes", "add_weighted": "all_outcomes_weighted", "add_pairs": "all_pairs",
               "add_sampled": "all_outcomes_sampled"}
+ADD_SPACE_CHOICES = ("observed", "pairs")
 
 
 class OutcomeStream:
@@ -76,8 +88,10 @@ class OutcomeStream:
 
 @dataclass
 class Candidates:
-    """Candidate actions: pair row ``r`` of the state's counts, players i<j, per-match ``delta`` (n,3),
-    ``available`` applications (inf for adds), the action ``kind`` and the source cell ``outcome``."""
+    """Candidate actions: row ``r`` of the state's data, players i, j, per-application ``delta`` (n,3),
+    ``available`` applications (inf for adds), the action ``kind``, the cell ``outcome`` acted on
+    (the added outcome for adds; the row's majority outcome for comparison rows) and, for
+    whole-cluster actions, ``members`` = (indptr, member rows, member deltas (M,3))."""
 
     kind: str
     r: np.ndarray
@@ -86,16 +100,44 @@ class Candidates:
     delta: np.ndarray
     available: np.ndarray
     outcome: np.ndarray  # index into OUTCOMES of the cell acted on (added outcome for adds)
+    members: tuple | None = None
+    unit: bool = False  # comparison rows: adds append a row; the log reports the row's share
 
     def __len__(self) -> int:
         return len(self.r)
 
     def take(self, idx) -> "Candidates":
-        idx = np.asarray(idx)
-        return Candidates(self.kind, self.r[idx], self.i[idx], self.j[idx], self.delta[idx], self.available[idx], self.outcome[idx])
+        idx = np.atleast_1d(np.asarray(idx))
+        members = None
+        if self.members is not None:
+            ptr, rows, deltas = self.members
+            parts = [np.arange(ptr[n], ptr[n + 1]) for n in idx]
+            sel = np.concatenate(parts) if parts else np.zeros(0, int)
+            members = (np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(int), rows[sel], deltas[sel])
+        return Candidates(self.kind, self.r[idx], self.i[idx], self.j[idx], self.delta[idx], self.available[idx],
+                          self.outcome[idx], members, self.unit)
+
+    @property
+    def group(self) -> np.ndarray:
+        """What one step may act on once (a row, or a cluster)."""
+        return self.r
+
+    def member_rows(self, n: int):
+        """(rows, deltas (M,3)) of candidate ``n`` (its own row for single-row actions)."""
+        if self.members is None:
+            return self.r[[n]], self.delta[[n]]
+        ptr, rows, deltas = self.members
+        return rows[ptr[n]:ptr[n + 1]], deltas[ptr[n]:ptr[n + 1]]
+
+    def local(self, state: BTState, idx=None):
+        """(G (n,L), C (n,L,L)) per application at φ̂ (single-row candidates)."""
+        sel = np.arange(len(self)) if idx is None else np.atleast_1d(idx)
+        s, c = state.local_derivatives(self.r[sel])
+        d = self.delta[sel]
+        return np.einsum("no,nol->nl", d, s), np.einsum("no,nolk->nlk", d, c)
 
     def gc(self, state: BTState, theta=None):
-        """(G, C) per application at θ (default θ̂)."""
+        """Binary zero-feature models: scalar (G, C) per application at θ (default θ̂)."""
         th = state.theta if theta is None else theta
         s, c, _ = state.match_derivatives(th[self.i] - th[self.j])
         return (self.delta * s).sum(axis=1), (self.delta * c).sum(axis=1)
@@ -113,8 +155,8 @@ class Candidates:
 
 
 def _keep_finite_cap(state: BTState, counts: np.ndarray, r, o) -> np.ndarray:
-    """How many matches of cell (r, o) can be removed (dropped or flipped) while both players keep
-    some win and some loss (half-ties count half): removing more makes an MLE infinite (ridge = 0).
+    """How many comparisons of cell (r, o) can be removed (dropped or flipped) while both players keep
+    some win and some loss (ties count half): removing more makes an MLE infinite (ridge = 0).
     A necessary condition for a finite MLE; refits still check strong connectivity. No cap with a
     ridge or Firth's penalty (finite however the wins fall)."""
     cell = counts[r, o]
@@ -122,7 +164,7 @@ def _keep_finite_cap(state: BTState, counts: np.ndarray, r, o) -> np.ndarray:
         return cell
     c = state.counts
     k = state.n_players
-    half = 0.5 if state.ties == "half" else 0.0
+    half = 0.0 if state.ties == "drop" else 0.5
     wins = np.bincount(c.i, counts[:, 0] + half * counts[:, 2], k) + np.bincount(c.j, counts[:, 1] + half * counts[:, 2], k)
     losses = np.bincount(c.i, counts[:, 1] + half * counts[:, 2], k) + np.bincount(c.j, counts[:, 0] + half * counts[:, 2], k)
     i, j = c.i[r], c.j[r]
@@ -134,17 +176,55 @@ def _keep_finite_cap(state: BTState, counts: np.ndarray, r, o) -> np.ndarray:
     return np.maximum(np.minimum(cell, cap), 0.0)
 
 
+def _cells(kind: str, r: np.ndarray, o: np.ndarray) -> np.ndarray:
+    delta = np.zeros((len(r), 3))
+    delta[np.arange(len(r)), o] = -1.0 if kind in ("drop", "flip") else 1.0
+    if kind == "flip":
+        delta[np.arange(len(r)), 1 - o] = 1.0
+    return delta
+
+
 def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, theta=None, keep_finite: bool = True,
                stream: OutcomeStream | None = None, added: np.ndarray | None = None) -> Candidates:
     """All candidate actions of one ``kind`` (see :data:`ACTION_TYPES`) on the current count
     table ``counts`` (default: the state's) at θ (default θ̂; used by ``add_pairs``/``add_weighted``).
-    ``add_sampled`` needs the ``stream`` and the number of matches already ``added`` per pair row."""
+    ``add_sampled`` needs the ``stream`` and the number of comparisons already ``added`` per row.
+    Adds act on the state's rows: build the state on :func:`~bayesrank.influence.state.complete_pairs`
+    for the ``"pairs"`` space (:func:`bayesrank.influence.greedy.state_for`)."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action {kind!r}; expected one of {ACTION_TYPES}")
     c = state.counts
     table = c.counts if counts is None else counts
     th = state.theta if theta is None else theta
-    r_all = np.arange(c.n_pairs)
+    unit = bool(c.unit)
+    total = table.sum(axis=1)
+    if kind == "drop-cluster":
+        if c.cluster is None:
+            raise InputError("the drop-cluster action needs clusters (cluster=COLUMN, --cluster COL)")
+        live = total > 0
+        rows = np.flatnonzero(live)
+        order = np.argsort(c.cluster[rows], kind="stable")
+        rows = rows[order]
+        codes, start = np.unique(c.cluster[rows], return_index=True)
+        ptr = np.concatenate([start, [len(rows)]]).astype(int)
+        first = rows[start]
+        members = (ptr, rows, -table[rows])
+        return Candidates(kind, codes.astype(np.int64), c.i[first], c.j[first], np.zeros((len(codes), 3)),
+                          np.ones(len(codes)), np.zeros(len(codes), int), members, unit)
+    if kind in ("drop", "flip") and unit:
+        rows = np.flatnonzero(total > 0)
+        f = total[rows]
+        y = c.counts[rows] / np.maximum(f, 1e-300)[:, None]
+        share = y[:, 0] + 0.5 * y[:, 2]
+        if kind == "flip":
+            keep = share != 0.5
+            rows, f, y, share = rows[keep], f[keep], y[keep], share[keep]
+            delta = y[:, [1, 0, 2]] - y
+        else:
+            delta = -table[rows] / f[:, None]
+        o = np.where(share >= 0.5, 0, 1)
+        return Candidates(kind, rows, c.i[rows], c.j[rows], delta, f, o, None, unit)
+    r_all = np.arange(c.n_rows)
     if kind in ("drop", "flip"):
         outs = (0, 1, 2) if kind == "drop" else (0, 1)
         if kind == "drop" and state.ties == "drop":
@@ -156,44 +236,81 @@ def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, thet
             os_.append(np.full(int(has.sum()), o))
         r = np.concatenate(rs)
         o = np.concatenate(os_)
-        delta = np.zeros((len(r), 3))
-        delta[np.arange(len(r)), o] = -1.0
-        if kind == "flip":
-            delta[np.arange(len(r)), 1 - o] = 1.0
+        delta = _cells(kind, r, o)
         avail = _keep_finite_cap(state, table, r, o) if keep_finite else table[r, o]
         keep = avail >= 1
-        return Candidates(kind, r[keep], c.i[r[keep]], c.j[r[keep]], delta[keep], avail[keep], o[keep])
-    # adds: every pair row of the state's counts (use complete_pairs for unobserved pairs)
-    p = 1.0 / (1.0 + np.exp(-(th[c.i] - th[c.j])))
+        return Candidates(kind, r[keep], c.i[r[keep]], c.j[r[keep]], delta[keep], avail[keep], o[keep], None, unit)
+    # adds: every row of the state (the complete pairs, or the observed rows)
+    if unit:
+        r_all = np.flatnonzero(c.total > 0)
+    eta = state.eta() if theta is None else th[c.i] - th[c.j]
+    p = 1.0 / (1.0 + np.exp(-eta[r_all]))
+    n = len(r_all)
     if kind == "add":
         r = np.concatenate([r_all, r_all])
-        o = np.concatenate([np.zeros(c.n_pairs, int), np.ones(c.n_pairs, int)])
-        delta = np.zeros((len(r), 3))
-        delta[np.arange(len(r)), o] = 1.0
+        o = np.concatenate([np.zeros(n, int), np.ones(n, int)])
+        delta = _cells(kind, r, o)
     elif kind == "add_pairs":
         r = r_all
         o = np.where(p >= 0.5, 0, 1)
-        delta = np.zeros((len(r), 3))
-        delta[np.arange(len(r)), o] = 1.0
+        delta = _cells(kind, r, o)
     elif kind == "add_sampled":
+        if unit:
+            raise InputError("the add_sampled action draws outcomes per pair of pair counts; comparison rows "
+                             "(--style, --cluster, --position-effect) offer add (the actor picks the outcome)")
         if stream is None:
             raise ValueError("add_sampled candidates need an OutcomeStream")
-        pos = np.zeros(c.n_pairs, int) if added is None else np.rint(added).astype(int)
+        pos = np.zeros(c.n_rows, int) if added is None else np.rint(added).astype(int)
         runs = [stream.next_run(int(q), int(pos[q])) for q in r_all]
         o = np.array([x for x, _ in runs], dtype=int)
         r = r_all
-        delta = np.zeros((len(r), 3))
-        delta[np.arange(len(r)), o] = 1.0
-        return Candidates(kind, r, c.i[r], c.j[r], delta, np.array([n for _, n in runs], dtype=float), o)
+        delta = _cells(kind, r, o)
+        return Candidates(kind, r, c.i[r], c.j[r], delta, np.array([m for _, m in runs], dtype=float), o, None, unit)
     else:  # add_weighted
         r = r_all
         o = np.where(p >= 0.5, 0, 1)
         delta = np.column_stack([p, 1 - p, np.zeros_like(p)])
-    return Candidates(kind, r, c.i[r], c.j[r], delta, np.full(len(r), np.inf), o)
+    return Candidates(kind, r, c.i[r], c.j[r], delta, np.full(len(r), np.inf), o, None, unit)
 
 
-def apply(table: np.ndarray, cand: Candidates, idx: int, m: float) -> np.ndarray:
-    """New count table with candidate ``idx`` applied ``m`` times."""
+def apply_table(table: np.ndarray, cand: Candidates, idx: int, m: float) -> np.ndarray:
+    """New count table (same rows) with candidate ``idx`` applied ``m`` times."""
     out = table.copy()
+    if cand.members is not None:
+        rows, _ = cand.member_rows(idx)
+        out[rows] = 0.0
+        return out
     out[cand.r[idx]] += m * cand.delta[idx]
+    np.maximum(out, 0.0, out=out)  # rounding of share arithmetic: a row emptied is exactly empty
     return out
+
+
+def apply(data, cand: Candidates, idx: int, m: float):
+    """The data after ``m`` applications of candidate ``idx``: a count table (same rows) for a table,
+    else :class:`PairRows` — adds on comparison rows append the comparison (same pair, covariates,
+    weight; a cluster of its own), every other action changes the counts of existing rows."""
+    if not isinstance(data, PairRows):
+        return apply_table(data, cand, idx, m)
+    n = int(cand.r[idx])
+    if cand.unit and cand.kind.startswith("add"):
+        return data.append(data.i[n], data.j[n], m * cand.delta[idx], data.X[n],
+                           data.weight[n] if data.weighted else None)
+    if cand.unit and cand.kind == "flip":  # m of the row's f comparisons reversed: a row of their own
+        c = data.counts
+        f = float(c[n].sum())
+        counts = c.copy()
+        if m >= f:
+            counts[n] = c[n, [1, 0, 2]]
+            return data.with_counts(counts)
+        counts[n] *= (f - m) / f
+        return data.with_counts(counts).append(data.i[n], data.j[n], c[n, [1, 0, 2]] * (m / f), data.X[n],
+                                               data.weight[n] if data.weighted else None)
+    return data.with_counts(apply_table(data.counts, cand, idx, m))
+
+
+def apply_batch(data, cand: Candidates, batch):
+    """The data after a step's ``[(candidate, m), ...]`` (distinct rows; appended rows go to the end,
+    so the row indices of the others are unchanged)."""
+    for idx, m in batch:
+        data = apply(data, cand, idx, m)
+    return data

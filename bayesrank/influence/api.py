@@ -15,12 +15,13 @@ import pandas as pd
 from bayesrank.errors import InputError
 from bayesrank.influence.actions import ACTION_TYPES
 from bayesrank.influence.result import AuditReport
-from bayesrank.influence.state import BTState
+from bayesrank.influence.state import BTState, check_ties
 
 ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pairs", "add_all_pairs": "add_pairs",
                   "add_weighted": "add_weighted", "add_all_outcomes_weighted": "add_weighted",
                   "add_sampled": "add_sampled", "add_all_outcomes_sampled": "add_sampled",
-                  "drop": "drop", "flip": "flip", "remove-player": "remove-player"}
+                  "drop": "drop", "flip": "flip", "remove-player": "remove-player",
+                  "drop-cluster": "drop-cluster", "drop_cluster": "drop-cluster"}
 
 
 def parse_actions(actions) -> list[str]:
@@ -83,25 +84,61 @@ def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, *
 
 
 def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
-               data_format: str = "auto", exclude_invalid: bool = False, **read_options) -> tuple[BTState, dict]:
-    """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring)."""
-    from bayesrank.data.aggregate import PairCounts, finite_core
-    from bayesrank.data.comparisons import Comparisons
+               data_format: str = "auto", exclude_invalid: bool = False, *, style=None,
+               transform: str = "normalized_diff", standardize: str = "center_scale", cluster: str | None = None,
+               position_effect: bool = False, **read_options) -> tuple[BTState, dict]:
+    """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring).
 
+    Without ``style``, ``cluster`` and ``position_effect`` the comparisons are aggregated to pair
+    counts (the zero-feature fast path); with any of them the state is fitted on the comparison rows
+    of that model (:func:`bayesrank.data.aggregate.pair_rows`: ``style`` names the feature column
+    pairs ``"A_COL:B_COL[,...]"``, ``cluster`` a cluster column, ``position_effect`` an intercept for
+    the first-listed side). With ``ties="drop"`` tie rows are removed (and counted). Raises
+    :class:`~bayesrank.errors.NoFiniteEstimateError` when the data admit no finite MLE."""
+    from bayesrank.data.aggregate import PairCounts, finite_core, pair_rows
+    from bayesrank.data.comparisons import Comparisons
+    from bayesrank.data.features import parse_style
+
+    check_ties(ties)
     if isinstance(data, BTState):
         if min_matches is not None:
             raise InputError("min_matches needs comparisons, not an already fitted state")
         return data, {"total": 0, "by_reason": {}}
+    rows_model = bool(parse_style(style if style is not None else ())) or cluster is not None or bool(position_effect)
+    if style is not None and not parse_style(style) and cluster is None and not position_effect:
+        raise InputError("--style names no feature columns; expected A_COL:B_COL[,A_COL:B_COL...] "
+                         "(the audit without covariates is `bayesrank audit` without --style)")
+    if rows_model and min_matches is not None:
+        raise InputError("--min-matches is not available with --style/--cluster/--position-effect "
+                         "(the finite-MLE core is defined on pair counts)")
     data = read_input(data, data_format, exclude_invalid, **read_options)
     if isinstance(data, Comparisons):
+        if rows_model:
+            rows = pair_rows(data, style or (), transform, standardize, cluster=cluster, ordered=True,
+                             per_comparison=True)
+            return _fit_rows(rows, ties, ridge, position_effect), data.excluded.to_dict()
         if min_matches is not None:
             data = finite_core(data, min_matches=min_matches, ties=ties)
         return BTState.fit(data.aggregate(), ties=ties, ridge=ridge), data.excluded.to_dict()
     if isinstance(data, PairCounts):
         if min_matches is not None:
             raise InputError("min_matches needs comparisons (a file or Comparisons), not aggregated counts")
+        if rows_model and not data.unit:
+            raise InputError("the row-level audit (--style, --cluster, --position-effect) needs the individual "
+                             "comparisons, not pair counts (a folder or glob is streamed to pair counts: pass one file)")
+        if data.unit or data.n_features or position_effect:
+            return _fit_rows(data, ties, ridge, position_effect), data.excluded.to_dict()
         return BTState.fit(data, ties=ties, ridge=ridge), {"total": 0, "by_reason": {}}
-    raise InputError(f"data must be a BTState, PairCounts, Comparisons, DataFrame or a path; got {type(data).__name__}")
+    raise InputError(f"data must be a BTState, PairRows, Comparisons, DataFrame or a path; got {type(data).__name__}")
+
+
+def _fit_rows(rows, ties: str, ridge: float, position: bool) -> BTState:
+    from bayesrank.bt.mle import check_finite_mle
+
+    if ties == "drop":
+        rows = rows.without_ties()
+    check_finite_mle(rows, ties, ridge)  # a player who never wins (or never loses): no finite MLE, say what to try
+    return BTState.fit(rows, ties=ties, ridge=ridge, position=position)
 
 
 def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_aware: bool = False,
@@ -110,7 +147,9 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
           tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
           min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
           seed: int = 0, progress=None, step_cap: int | None = None, fill_steps: bool | None = None,
-          stop_early: bool = True, columns=None, outcome_map=None, judge_cols=None) -> AuditReport:
+          stop_early: bool = True, columns=None, outcome_map=None, judge_cols=None, style=None,
+          transform: str = "normalized_diff", standardize: str = "center_scale", cluster: str | None = None,
+          position_effect: bool = False, add_space: str | None = None) -> AuditReport:
     """Audit ``objective`` under each action type: greedy influence-ranked actions, every break
     verified by an exact cold-start refit.
 
@@ -131,9 +170,14 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     ``stop_early``: the greedy loop's step size cap, step filling and linear early stop
     (:func:`~bayesrank.influence.greedy.greedy_audit`; defaults there). ``columns``, ``outcome_map``,
     ``judge_cols``: how to read a file or DataFrame (:func:`bayesrank.data.read_comparisons`).
+    The model: ``ties`` ``half | drop | davidson``; ``style`` (feature column pairs), ``cluster`` (a
+    cluster column: cluster-robust significance and the ``drop-cluster`` action, whose budget counts
+    clusters), ``position_effect`` — any of them fits the comparison rows of that model
+    (:func:`load_state`). ``add_space``: ``"pairs"`` (any pair; the default on pair counts) or
+    ``"observed"`` (copies of observed comparisons with their covariates; the default on rows).
     """
     from bayesrank.influence.baselines import certify_budget
-    from bayesrank.influence.greedy import greedy_audit
+    from bayesrank.influence.greedy import greedy_audit, state_for
     from bayesrank.influence.objectives import parse_objective
     from bayesrank.influence.players import player_removal
     from bayesrank.influence.robustness import (
@@ -146,12 +190,24 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     )
 
     acts = parse_actions(actions)
-    state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid,
-                                   columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
+    if not 0 < level < 1:
+        raise InputError(f"--level must be in (0, 1), got {level}")
+    state, exclusions = load_state(data, ties, ridge, min_matches, data_format, exclude_invalid, style=style,
+                                   transform=transform, standardize=standardize, cluster=cluster,
+                                   position_effect=position_effect, columns=columns, outcome_map=outcome_map,
+                                   judge_cols=judge_cols)
     match_actions = [a for a in acts if a in ACTION_TYPES]
+    if not state.fast or state.counts.unit:
+        given = [flag for flag, on in (("--robustness", robustness), ("--certify", certify is not None),
+                                       ("remove-player", "remove-player" in acts)) if on]
+        if given:
+            raise InputError(f"{', '.join(given)} not available with comparison rows, features, a position effect or "
+                             "Davidson ties (the robustness scores, certification and player removal are defined on "
+                             "zero-feature pair counts)")
 
     def make(kind):
-        return parse_objective(objective, state, ci_aware=ci_aware, target=target, goal=goal, level=level,
+        st = state_for(state, kind, add_space) if kind in ACTION_TYPES else state
+        return parse_objective(objective, st, ci_aware=ci_aware, target=target, goal=goal, level=level,
                                significance=significance, tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode),
                                ci_ratio=ci_ratio)
 
@@ -170,22 +226,25 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     audits, scored = {}, []
     for n, (name, kind, obj) in enumerate(jobs):
         res = greedy_audit(state, obj, kind, budget=budget, seed=seed, step_cap=step_cap, fill_steps=fill_steps,
-                           stop_early=stop_early)
+                           stop_early=stop_early, add_space=add_space)
         if certify is not None:
             res.certified = certify_budget(state, obj, res, certify)
         if name is None:
             audits[kind] = res
+        if progress is not None:
+            progress(n + 1, len(jobs), f"{obj.name} × {kind}")
         key = score_of(obj)
         if key is not None and applies(key, kind):
             scored.append((key, res))
-        if progress is not None:
-            progress(n + 1, len(jobs), f"{obj.name} × {kind}")
     removal = player_removal(state) if "remove-player" in acts else None
     settings = {"actions": acts, "ci_aware": bool(ci_aware), "significance": bool(main_obj.significance),
                 "level": level, "ties": state.ties,
                 "ridge": state.ridge, "budget": budget, "seed": seed, "tau_threshold": tau_threshold,
                 "ci_mode": ci_mode, "ci_ratio": ci_ratio, "robustness": bool(robustness), "certify": certify,
-                "min_matches": min_matches, "significance_covariance": significance_covariance(main_obj, state)}
+                "min_matches": min_matches, "significance_covariance": significance_covariance(main_obj, state),
+                "features": dict(state.counts.transform), "position_effect": bool(state.position),
+                "cluster": state.counts.cluster_name if state.counts.cluster is not None else None,
+                "add_space": add_space}
     return AuditReport(objective=objective, objective_details=main_obj.describe(), audits=audits,
                        robustness_audits=scored, state=state, settings=settings, player_removal=removal,
                        exclusions=exclusions, objective_object=main_obj)

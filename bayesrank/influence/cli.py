@@ -1,16 +1,16 @@
 """``bayesrank audit``: leaderboard perturbation audit with verified breaks and robustness scores.
 
     bayesrank audit DATA [--objective top1|topk:K|pair:A>B|tau|ci-player:NAME|ci-trace]
-        [--actions drop,flip,add,add_pairs,add_sampled,add_weighted,remove-player] [--ci-aware | --significance] [--level L]
-        [--target NAME --goal promote|demote] [--budget N] [--robustness] [--certify S]
-        [--seed N] [--json PATH] [--plots DIR]
-    bayesrank audit DATA --style A_COL:B_COL[,...] [--style-transform T] [--style-standardize S]
-        [--position-effect] [--cluster COL] [--actions drop,flip,add] [same objective, budget, CI and output flags]
+        [--actions drop,flip,add,add_pairs,add_sampled,add_weighted,drop-cluster,remove-player]
+        [--ci-aware | --significance] [--level L] [--target NAME --goal promote|demote] [--budget N]
+        [--ties half|drop|davidson] [--add-space pairs|observed] [--robustness] [--certify S]
+        [--style A_COL:B_COL[,...] [--style-transform T] [--style-standardize S]] [--position-effect]
+        [--cluster COL] [--seed N] [--json PATH] [--plots DIR]
 
-The audit itself is :func:`bayesrank.influence.audit` (with ``--style``, ``--cluster`` or
-``--position-effect``: the row-level BT of that model, :func:`bayesrank.influence.covariates.audit_report`,
-whose actions act on comparisons and whose significance mode uses the model's default interval —
-cluster-robust when clustered); this module parses, prints and writes.
+The audit itself is :func:`bayesrank.influence.audit` — one engine for every model: pair counts, or
+the comparison rows of the model with ``--style``, ``--cluster`` or ``--position-effect`` (actions on
+comparisons with their covariates; the significance mode uses the model's default interval, cluster-
+robust when clustered); this module parses, prints and writes.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from bayesrank.cli_args import (
     positive_int,
     report_diagnostics,
 )
-from bayesrank.errors import InputError
 
 ACTIONS_HELP = (
-    "comma list of: drop; flip; add (all_outcomes: the actor picks the winner); add_pairs (all_pairs: the "
+    "comma list of: drop; flip; drop-cluster (remove every comparison of one --cluster: the budget counts clusters); add (all_outcomes: the actor picks the winner); add_pairs (all_pairs: the "
     "currently stronger player wins); add_sampled (all_outcomes_sampled: the winner is drawn from the fitted "
     "BT probability, seeded by --seed); add_weighted (all_outcomes_weighted: a fractional expected match, whose "
     "gradient is zero at the MLE, so it never moves a score or rank, only the CIs); remove-player")
@@ -57,7 +56,11 @@ def register(subparsers) -> None:
                    help="CI objectives: inflate (attack, default for drop/flip) or reduce (constructive, default for add)")
     p.add_argument("--ci-ratio", type=positive_float, default=None, help="variance ratio that counts as reached (1.5 / 0.5)")
     p.add_argument("--tau-threshold", type=fraction, default=0.9)
-    p.add_argument("--ties", default="half", choices=("half", "drop"))
+    p.add_argument("--ties", default="half", choices=("half", "drop", "davidson"),
+                   help="tie model: half-wins (default), dropped, or Davidson's tie parameter (estimated)")
+    p.add_argument("--add-space", default=None, choices=("pairs", "observed"),
+                   help="where add actions may add a comparison: any pair (default on pair counts) or a copy of an "
+                        "observed comparison with its covariates (default with --style/--cluster/--position-effect)")
     p.add_argument("--ridge", type=nonnegative_float, default=0.0)
     p.add_argument("--min-matches", type=positive_int, default=None,
                    help="restrict to the finite-MLE core (players with ≥ this many matches); excluded rows are reported")
@@ -110,23 +113,6 @@ def print_report(out, report, shown) -> None:
             out.print(f"{action}: {res.reason}")
 
 
-def row_level(args) -> bool:
-    """``--style``, ``--cluster`` or ``--position-effect``: the audit runs on the comparison rows of
-    that model (:func:`bayesrank.influence.covariates.audit_report`), not on pair counts."""
-    return args.style is not None or args.cluster is not None or bool(args.position_effect)
-
-
-def style_flag_errors(args) -> None:
-    """One-line InputErrors for flags the row-level audit does not have."""
-    if not row_level(args):
-        return
-    given = [flag for flag, on in (("--robustness", args.robustness), ("--certify", args.certify is not None),
-                                   ("--min-matches", args.min_matches is not None)) if on]
-    if given:
-        raise InputError(f"{', '.join(given)} not available with --style/--cluster/--position-effect (the row-level "
-                         "audit runs the objective's audit per action: drop, flip, add)")
-
-
 def read_data(args):
     """The comparisons DATA holds, read with the command's reading options; the reading notes and
     exclusions are printed (the audit report repeats the exclusion count)."""
@@ -143,9 +129,6 @@ def read_data(args):
 def run(args) -> int:
     from bayesrank.report import console
 
-    style_flag_errors(args)
-    if row_level(args):
-        return run_style(args)
     import pandas as pd
 
     from bayesrank.influence.api import audit
@@ -159,7 +142,9 @@ def run(args) -> int:
                        ci_mode=args.ci_mode, ci_ratio=args.ci_ratio, tau_threshold=args.tau_threshold,
                        robustness=args.robustness, certify=args.certify, min_matches=args.min_matches,
                        data_format=args.format, exclude_invalid=args.exclude_invalid, seed=args.seed,
-                       progress=progress)
+                       progress=progress, style=args.style, transform=args.style_transform,
+                       standardize=args.style_standardize, cluster=args.cluster,
+                       position_effect=args.position_effect, add_space=args.add_space)
     frame = report.table()
     print_report(out, report, frame.drop(columns=["reason"] + [c for c in ("certified_minimum", "lower_bound")
                                                                if frame[c].isna().all()]))
@@ -184,26 +169,4 @@ def run(args) -> int:
     if args.json:
         report.to_json(args.json)
         out.print(f"wrote {args.json}")
-    return 0
-
-
-def run_style(args) -> int:
-    """``bayesrank audit DATA --style ... | --cluster COL | --position-effect``: the row-level BT's audit of
-    the objective per action (drop, flip, add battles with their covariates; the significance mode uses
-    the model's default interval: cluster-robust when clustered)."""
-    from bayesrank.cli_args import write_outputs
-    from bayesrank.influence.covariates import audit_report
-    from bayesrank.report import console
-
-    out = console()
-    with audit_progress(out) as progress:
-        report = audit_report(read_data(args), args.style, args.objective, args.actions, ci_aware=args.ci_aware,
-                              significance=args.significance, level=args.level, target=args.target, goal=args.goal, budget=args.budget,
-                              ties=args.ties, ridge=args.ridge, transform=args.style_transform,
-                              standardize=args.style_standardize, ci_mode=args.ci_mode, ci_ratio=args.ci_ratio,
-                              tau_threshold=args.tau_threshold, data_format=args.format,
-                              exclude_invalid=args.exclude_invalid, progress=progress, cluster=args.cluster,
-                              position_effect=args.position_effect)
-    print_report(out, report, report.table().drop(columns=["reason"]))
-    write_outputs(out, report, args, {"style_audit.png": report.plot})
     return 0

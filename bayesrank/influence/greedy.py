@@ -33,17 +33,18 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from bayesrank.errors import InputError
+from bayesrank.errors import InputError, NoFiniteEstimateError
 from bayesrank.influence.actions import (
     ACTION_TYPES,
+    ADD_SPACE_CHOICES,
     ADD_SPACES,
     Candidates,
     OutcomeStream,
-    apply,
+    apply_batch,
     candidates,
 )
-from bayesrank.influence.objectives import Objective, SmoothTau
-from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, refit_one
+from bayesrank.influence.objectives import Objective, SmoothTau, parse_objective
+from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs
 
 WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ unchanged — their gradient "
                      "σ(d̂) − p is zero at the MLE — so no point-estimate property can break")
@@ -51,17 +52,18 @@ WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ u
 
 @dataclass
 class AuditResult:
-    """One greedy audit: objective × action type. ``budget`` = matches acted on when the property
-    broke (``None``: not broken within ``budget_limit``), ``verified`` = a cold-start exact refit
-    of the final data confirms the break; ``actions`` one row per accepted step (player_a,
-    player_b, outcome acted on, count[, to]); ``curve`` the objective vs budget (1sN predicted
-    before each step, exact refit after)."""
+    """One greedy audit: objective × action type. ``budget`` = comparisons (``unit``; clusters for
+    ``drop-cluster``) acted on when the property broke (``None``: not broken within
+    ``budget_limit``), ``verified`` = a cold-start exact refit of the final data confirms the break;
+    ``actions`` one row per accepted step (player_a, player_b, outcome acted on, count[, to]; comparison
+    rows also row, y (share won by player_a), y_new and the features; clusters: the cluster);
+    ``curve`` the objective vs budget (1sN predicted before each step, exact refit after)."""
 
     objective: str
     action: str
     broken: bool
     verified: bool
-    budget: int | None
+    budget: int | float | None
     n_matches: float
     budget_limit: int
     actions: pd.DataFrame
@@ -75,6 +77,15 @@ class AuditResult:
     objective_details: dict = field(default_factory=dict)
     certified: dict | None = None
     seed: int | None = None
+    candidate_space_name: str | None = None
+    model: str = "BT"
+    reference_top: list = field(default_factory=list)
+    final_top: list = field(default_factory=list)
+    unit: str = "comparisons"
+
+    @property
+    def n_comparisons(self) -> float:
+        return self.n_matches
 
     @property
     def fraction(self) -> float | None:
@@ -84,18 +95,32 @@ class AuditResult:
     def candidate_space(self) -> str | None:
         return ADD_SPACES.get(self.action)
 
+    def summary(self) -> str:
+        head = (f"{self.model}: {self.objective} audit with {self.action} actions — "
+                + (f"BROKEN by {self.budget} {self.unit} ({self.fraction:.3%} of {self.n_matches:g}); "
+                   f"verified by a cold-start refit: {self.verified}" if self.broken else f"not broken ({self.reason})"))
+        lines = [head, f"reference top: {self.reference_top[:10]} → after: {self.final_top[:10]}"]
+        if len(self.actions):
+            lines.append(self.actions.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
         d = {
             "objective": self.objective,
             "objective_details": self.objective_details,
             "action": self.action,
             "candidate_space": self.candidate_space,
+            "add_space": self.candidate_space_name,
+            "model": self.model,
+            "unit": self.unit,
             "broken": self.broken,
             "budget": self.budget,
             "fraction": self.fraction,
             "verified": self.verified,
             "budget_limit": self.budget_limit,
             "n_comparisons": self.n_matches,
+            "reference_top": list(self.reference_top),
+            "final_top": list(self.final_top),
             "initial_value": self.initial_value,
             "final_value": self.final_value,
             "reason": self.reason,
@@ -109,13 +134,21 @@ class AuditResult:
             d["certified"] = self.certified
         return d
 
+    def plot(self, ax=None, **kwargs):
+        """The objective's driver vs the budget (1sN prediction and exact refit)."""
+        import matplotlib.pyplot as plt
 
-def _state_for(base: BTState, kind: str) -> BTState:
-    """Adds act on any pair: work on the complete pair table (unobserved pairs with zero counts)."""
-    if kind.startswith("add") and base.counts.n_pairs < base.n_players * (base.n_players - 1) // 2:
-        full = complete_pairs(base.counts)
-        return BTState(full, base.ties, base.ridge, base.theta, base.hessian, base.hinv, penalty=base.penalty)
-    return base
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(5, 3.5))
+        else:
+            fig = ax.figure
+        ax.plot(self.curve["budget"], self.curve["refit"], "o-", label="exact refit")
+        ax.plot(self.curve["budget"], self.curve["predicted"], "x--", label="1sN prediction")
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.set_xlabel(f"{self.unit} ({self.action})")
+        ax.set_ylabel(f"{self.objective}: driver")
+        ax.legend(fontsize=8)
+        return fig
 
 
 def score_candidates(objective: Objective, st: BTState, cand: Candidates, preselect: int | None = None) -> np.ndarray:
@@ -124,7 +157,8 @@ def score_candidates(objective: Objective, st: BTState, cand: Candidates, presel
     candidate) only the best ``preselect`` (``objective.preselect_size``) candidates of a cheap score
     (``objective.preselect_order``: first order for τ, the linear 1sN for the variances) are
     refined; the others get +inf."""
-    preselect = objective.preselect_size if preselect is None else preselect
+    if preselect is None:  # rows with covariates: a CI objective's Newton point costs an O(N) pass per candidate
+        preselect = objective.preselect_size if st.fast or not objective.uses_hinv else min(objective.preselect_size, 32)
     cheap = objective.preselect_order
     if cheap is not None and len(cand) > preselect:
         rough = objective.delta(st, cand, 1.0, cheap)
@@ -218,9 +252,39 @@ def look_ahead(objective, order, score, capacity, room, width, choose, predicts_
     return best_idx, choose(best_idx, float(min(capacity[best_idx], room)))
 
 
+def state_for(base: BTState, kind: str, add_space: str | None = None) -> BTState:
+    """The state an action acts on: adds in the ``"pairs"`` space work on the complete pair table
+    (unobserved pairs with zero counts; zero-feature models on pair counts), every other action on
+    the fitted rows."""
+    space = default_add_space(base) if add_space is None else add_space
+    if space not in ADD_SPACE_CHOICES:
+        raise InputError(f"add_space must be one of {ADD_SPACE_CHOICES}, got {space!r}")
+    if not kind.startswith("add") or space == "observed":
+        return base
+    if base.counts.unit or not base.fast or base.counts.cluster is not None:
+        raise InputError("add_space='pairs' (any pair, observed or not) needs the zero-feature model on pair "
+                         "counts; with comparison rows, features, a position effect, Davidson ties or clusters "
+                         "use add_space='observed' (--add-space observed)")
+    if base.counts.n_pairs < base.n_players * (base.n_players - 1) // 2:
+        full = complete_pairs(base.counts)
+        return BTState(full, base.ties, base.ridge, base.params, base.hessian, base.hinv, base.fit_info,
+                       penalty=base.penalty)
+    return base
+
+
+_state_for = state_for
+
+
+def default_add_space(state: BTState) -> str:
+    """``"pairs"`` for zero-feature binary models on pair counts (any pair may get a new comparison),
+    ``"observed"`` otherwise (a copy of an observed comparison, with its covariates)."""
+    c = state.counts
+    return "pairs" if (state.fast and not c.unit and c.cluster is None) else "observed"
+
+
 def greedy_audit(
     state: BTState,
-    objective: Objective,
+    objective: Objective | str,
     kind: str,
     budget: int | None = None,
     step_cap: int | None = None,
@@ -230,28 +294,46 @@ def greedy_audit(
     seed: int = 0,
     lookahead: int = 16,
     stop_early: bool = True,
+    add_space: str | None = None,
+    model: str | None = None,
+    **objective_options,
 ) -> AuditResult:
-    """Greedy influence-ranked audit of ``objective`` with actions of ``kind`` (see module doc).
-    ``fill_steps`` (default: only when N > 50,000) fills a step with several cells; ``seed`` drives
-    the outcomes of ``add_sampled`` (:class:`OutcomeStream`; unused by the other actions);
-    ``lookahead`` best-scored candidates are checked for a predicted break (:func:`look_ahead`);
-    ``stop_early=False`` runs to the budget even where :func:`early_stop` would allow a stop (a
-    caller that states "none found within the budget" needs the whole range searched)."""
+    """Greedy influence-ranked audit of ``objective`` (an :class:`Objective` or a spec for
+    :func:`~bayesrank.influence.objectives.parse_objective` with ``objective_options``) with actions
+    of ``kind`` (see module doc). ``budget`` counts comparisons (clusters for ``drop-cluster``;
+    default 5% of them), ``step_cap`` the most one step may act on (default 0.2%, at least 1);
+    ``fill_steps`` (default: more than 50,000 comparisons on pair counts, more than 20,000 comparison
+    rows) fills a step with several rows; ``seed`` drives the outcomes of ``add_sampled``
+    (:class:`OutcomeStream`); ``lookahead`` best-scored candidates are checked for a predicted break
+    (:func:`look_ahead`); ``stop_early=False`` runs to the budget even where :func:`early_stop` would
+    allow a stop; ``add_space`` ``"pairs" | "observed"`` (:func:`default_add_space`)."""
     if kind not in ACTION_TYPES:
         raise InputError(f"unknown action type {kind!r}; expected one of {ACTION_TYPES} or remove-player")
     t0 = time.perf_counter()
-    n_total = state.n_matches
+    if not state.converged:
+        raise NoFiniteEstimateError("the reference fit did not converge; cannot audit it")
+    clusters = kind == "drop-cluster"
+    if clusters and state.counts.cluster is None:
+        raise InputError("the drop-cluster action needs clusters (cluster=COLUMN, --cluster COL)")
+    n_total = float(state.counts.n_clusters) if clusters else state.n_matches
     if budget is None:
         budget = int(max(1, np.ceil(0.05 * n_total)))
     if budget < 1:
         raise InputError(f"budget must be a positive number of actions, got {budget}")
     if step_cap is None:
         step_cap = int(max(1, np.ceil(0.002 * n_total)))
+    if step_cap < 1:
+        raise InputError(f"step_cap must be a positive number of actions, got {step_cap}")
     if fill_steps is None:
-        fill_steps = n_total > 50_000
-    st = _state_for(state, kind)
-    base_table = st.counts.counts.copy()
-    table = base_table.copy()
+        fill_steps = (state.counts.n_rows > 20_000) if state.counts.unit else n_total > 50_000
+    space = (default_add_space(state) if add_space is None else add_space) if kind.startswith("add") else None
+    st = state_for(state, kind, space)
+    if isinstance(objective, str):
+        objective = parse_objective(objective, st, **objective_options)
+    elif objective_options:
+        raise InputError(f"objective options {sorted(objective_options)} need the objective as a spec string")
+    base_counts = st.counts.counts.copy()
+    data = st.counts
     f0 = objective.value_at(st)
     used = 0.0
     log_rows, curve = [], [{"budget": 0, "predicted": f0, "refit": f0}]
@@ -259,22 +341,33 @@ def greedy_audit(
     if objective.broken_at(st):
         raise InputError(f"objective {objective.name} is already broken on the unperturbed data")
     details = objective.describe()
+    reference_top = objective.reference_order(state)
+    model = model or model_name(state)
     stream = None
     if kind == "add_sampled":
-        stream = OutcomeStream(1.0 / (1.0 + np.exp(-(st.theta[st.counts.i] - st.theta[st.counts.j]))), seed)
+        stream = OutcomeStream(1.0 / (1.0 + np.exp(-st.eta())), seed)
+    what = "clusters" if clusters else "comparisons"
+
+    def result(**kw):
+        return AuditResult(objective=objective.name, action=kind, n_matches=n_total, budget_limit=int(budget),
+                           initial_value=f0, seconds=time.perf_counter() - t0, objective_details=details,
+                           candidate_space_name=space, model=model, reference_top=reference_top,
+                           unit="clusters" if clusters else "comparisons", **kw)
+
     if kind == "add_weighted" and not objective.uses_hinv:
-        return AuditResult(objective=objective.name, action=kind, broken=False, verified=False, budget=None,
-                           n_matches=n_total, budget_limit=int(budget), actions=_actions_frame(state.players, []),
-                           curve=pd.DataFrame(curve), initial_value=f0, final_value=f0, reason=WEIGHTED_ADD_NOTE,
-                           seconds=time.perf_counter() - t0, n_refits=0, final_theta=st.theta,
-                           objective_details=details)
+        return result(broken=False, verified=False, budget=None, actions=_actions_frame(st, []),
+                      curve=pd.DataFrame(curve), final_value=f0, reason=WEIGHTED_ADD_NOTE, n_refits=0,
+                      final_theta=st.theta, final_top=reference_top)
     banned: set = set()  # cells whose action leaves no finite MLE
     for _step in range(max_steps):
         if used >= budget:
-            reason = f"not broken within budget ({budget} actions)"
+            reason = f"not broken within budget ({budget} {'actions' if not clusters else what})"
             break
-        added = None if stream is None else table.sum(axis=1) - base_table.sum(axis=1)
-        cand = candidates(st, kind, counts=table, stream=stream, added=added)
+        added = None
+        if stream is not None:
+            added = np.zeros(st.counts.n_rows)
+            added[: len(base_counts)] = st.counts.counts[: len(base_counts)].sum(axis=1) - base_counts.sum(axis=1)
+        cand = candidates(st, kind, stream=stream, added=added)
         if banned and len(cand):
             cand = cand.take(np.flatnonzero([(r, o) not in banned for r, o in zip(cand.r, cand.outcome)]))
         if len(cand) == 0:
@@ -287,8 +380,9 @@ def greedy_audit(
             reason = "no remaining action moves the objective towards a break (not broken)"
             break
         if stop_early and early_stop(objective) and -score[best] * (budget - used) < 0.1 * curve[-1]["refit"]:
-            reason = (f"not broken; stopped early (heuristic): at the best remaining rate per match the "
-                      f"{budget - used:g} matches left would close less than a tenth of the remaining margin")
+            reason = (f"not broken; stopped early (heuristic): at the best remaining rate per "
+                      f"{'cluster' if clusters else 'comparison'} the {budget - used:g} {what} left would close "
+                      f"less than a tenth of the remaining margin")
             break
         room = float(min(budget - used, step_cap))
         best, m = look_ahead(objective, order, score, cand.available, room, lookahead,
@@ -299,31 +393,27 @@ def greedy_audit(
             break
         batch = [(best, m)]
         if fill_steps and m == cand.available[best] and m < room and not _predicted_broken(objective, st, cand, best, m):
-            # the best cell is exhausted without a predicted break: fill the step with the next
-            # cells (other pairs, at least 0.8 as effective per match: fill_step), then refit once
+            # the best candidate is exhausted without a predicted break: fill the step with the next
+            # ones (other rows, at least 0.8 as effective per action: fill_step), then refit once;
             # objectives that break at 0: fill only up to half of the remaining gap (predicted)
             remaining = np.inf if isinstance(objective, SmoothTau) else abs(curve[-1]["refit"])
-            batch = fill_step(cand.r, cand.available, order, score, batch, room, remaining)
-        new_table = _apply_batch(table, cand, batch)
-        rf = refit_one(st, new_table)
+            batch = fill_step(cand.group, cand.available, order, score, batch, room, remaining)
+        new = st.refit(apply_batch(data, cand, batch))
         n_refits += 1
-        if not rf.ok and len(batch) > 1:
+        if not new.converged and len(batch) > 1:
             batch = batch[:1]
-            new_table = _apply_batch(table, cand, batch)
-            rf = refit_one(st, new_table)
+            new = st.refit(apply_batch(data, cand, batch))
             n_refits += 1
-        if not rf.ok and batch[0][1] > 1:
+        if not new.converged and batch[0][1] > 1:
             batch = [(best, float(np.floor(batch[0][1] / 2)))]
-            new_table = _apply_batch(table, cand, batch)
-            rf = refit_one(st, new_table)
+            new = st.refit(apply_batch(data, cand, batch))
             n_refits += 1
-        if not rf.ok:  # this cell's action leaves no finite MLE: never offer it again
+        if not new.converged:  # this action leaves no finite MLE: never offer it again
             banned.add((int(cand.r[best]), int(cand.outcome[best])))
             continue
         predicted = curve[-1]["refit"] + sum(float(objective.delta(st, cand.take([b]), mm, "1sN")[0]) for b, mm in batch)
-        prev_table, prev_state, prev_used = table, st, used
-        table = new_table
-        st = st.with_fit(table, rf)
+        prev_data, prev_state, prev_used = data, st, used
+        data, st = new.counts, new
         step_total = sum(mm for _, mm in batch)
         used += step_total
         val = objective.value_at(st)
@@ -333,56 +423,53 @@ def greedy_audit(
         if objective.broken_at(st):
             broken = True
             if step_total > 1:  # trim the step to the shortest prefix that still breaks (exact refits)
-                def prefix_breaks(t, prev_table=prev_table, prev_state=prev_state, cand=cand, batch=batch):
+                def prefix_breaks(t, prev_data=prev_data, prev_state=prev_state, cand=cand, batch=batch):
                     nonlocal n_refits
-                    mid_table = _apply_batch(prev_table, cand, step_prefix(batch, t))
-                    r2 = refit_one(prev_state, mid_table)
+                    trial = prev_state.refit(apply_batch(prev_data, cand, step_prefix(batch, t)))
                     n_refits += 1
-                    return bool(r2.ok and objective.broken_at(prev_state.with_fit(mid_table, r2)))
+                    return bool(trial.converged and objective.broken_at(trial))
 
                 hi = smallest_breaking(prefix_breaks, 0.0, step_total)
                 if hi < step_total:
                     batch = step_prefix(batch, hi)
-                    table = _apply_batch(prev_table, cand, batch)
-                    r2 = refit_one(prev_state, table)
-                    st = prev_state.with_fit(table, r2)
+                    st = prev_state.refit(apply_batch(prev_data, cand, batch))
+                    data = st.counts
+                    n_refits += 1
                     used = prev_used + hi
                     curve[-1]["budget"] = used
                     curve[-1]["refit"] = objective.value_at(st)
-            for b, mm in batch:
-                log_rows.append((cand.kind, cand.i[b], cand.j[b], int(cand.outcome[b]), mm, cand.delta[b].copy()))
+            log_rows += [_log_row(prev_state, cand, b, mm) for b, mm in batch]
             reason = "broken"
             break
-        for b, mm in batch:
-            log_rows.append((cand.kind, cand.i[b], cand.j[b], int(cand.outcome[b]), mm, cand.delta[b].copy()))
+        log_rows += [_log_row(prev_state, cand, b, mm) for b, mm in batch]
     else:
         reason = f"stopped after {max_steps} greedy steps (not broken)"
-    # verification: cold-start exact refit of the final table
+    # verification: cold-start exact refit of the final data
     verified = False
     final_theta = st.theta
     if broken:
-        cold = BTState(st.counts.with_counts(table), st.ties, st.ridge, np.zeros(st.n_players), st.hessian, st.hinv,
-                       penalty=st.penalty)
-        rf = refit_one(cold, table)
+        cold = st.refit(data, start=0.0)
         n_refits += 1
-        verified = bool(rf.ok and objective.broken_at(cold.with_fit(table, rf)))
-        final_theta = rf.theta
-    actions = _actions_frame(state.players, log_rows)
-    return AuditResult(
-        objective=objective.name, action=kind, broken=broken, verified=verified,
-        budget=battle_count(used) if broken else None, n_matches=n_total, budget_limit=int(budget),
-        actions=actions, curve=pd.DataFrame(curve), initial_value=f0,
-        final_value=objective.value_at(st), reason=reason,
-        seconds=time.perf_counter() - t0, n_refits=n_refits, final_theta=final_theta,
-        objective_details=details, seed=seed if kind == "add_sampled" else None,
-    )
+        verified = bool(cold.converged and objective.broken_at(cold))
+        final_theta = cold.theta
+    return result(broken=broken, verified=verified, budget=battle_count(used) if broken else None,
+                  actions=_actions_frame(st, log_rows), curve=pd.DataFrame(curve),
+                  final_value=objective.value_at(st), reason=reason, n_refits=n_refits, final_theta=final_theta,
+                  final_top=objective.top(final_theta, state.players), seed=seed if kind == "add_sampled" else None)
 
 
-def _apply_batch(table, cand: Candidates, batch) -> np.ndarray:
-    out = table
-    for idx, m in batch:
-        out = apply(out, cand, idx, m)
-    return out
+def model_name(state: BTState) -> str:
+    """A short description of the audited model (``model`` of the result)."""
+    parts = []
+    if state.counts.n_features:
+        parts.append("style-controlled")
+    parts.append("BT")
+    extra = [f"ties={state.ties}"]
+    if state.position:
+        extra.append("position effect")
+    if state.counts.cluster is not None:
+        extra.append(f"clusters of {state.counts.cluster_name or 'cluster'}")
+    return " ".join(parts) + f" ({', '.join(extra)})"
 
 
 def battle_count(x: float) -> int | float:
@@ -403,18 +490,37 @@ def step_prefix(batch, t):
     return out
 
 
-def _actions_frame(players, rows) -> pd.DataFrame:
-    """One row per accepted step: pair (player_a, player_b), acted-on outcome, count (adds: the
-    added outcome; flips: also the new outcome ``to``; weighted adds: the expected a-wins)."""
-    recs = []
-    for kind, i, j, o, m, delta in rows:
-        rec = {"kind": kind, "player_a": str(players[i]), "player_b": str(players[j]),
-               "outcome": OUTCOMES[o], "count": float(m)}
-        if kind == "flip":
-            rec["to"] = OUTCOMES[1 - o]
-        if kind == "add_weighted":
-            rec["expected_a_wins"] = float(m * delta[0])
-        recs.append(rec)
+def _log_row(state: BTState, cand: Candidates, idx: int, m: float) -> dict:
+    """One accepted action: pair (player_a, player_b), acted-on outcome, count (adds: the added
+    outcome; flips: also the new outcome ``to``; weighted adds: the expected a-wins); comparison rows
+    also their row, share ``y`` won by player_a, ``y_new`` and features; clusters their label."""
+    d, players = state.counts, state.players
+    kind = cand.kind
+    if cand.members is not None:
+        rows, _ = cand.member_rows(idx)
+        return {"kind": kind, "cluster": int(cand.r[idx]), "count": float(m), "rows": int(len(rows)),
+                "comparisons": float(d.counts[rows].sum())}
+    o = int(cand.outcome[idx])
+    rec = {"kind": kind, "player_a": str(players[cand.i[idx]]), "player_b": str(players[cand.j[idx]]),
+           "outcome": OUTCOMES[o], "count": float(m)}
+    if kind == "flip":
+        rec["to"] = OUTCOMES[1 - o]
+    if kind == "add_weighted":
+        rec["expected_a_wins"] = float(m * cand.delta[idx][0])
+    if d.unit:
+        n = int(cand.r[idx])
+        rec["row"] = n
+        rec["y"] = float(d.share[n])
+        if kind != "drop":
+            dl = cand.delta[idx]
+            rec["y_new"] = float(1.0 - d.share[n]) if kind == "flip" else float(dl[0] + 0.5 * dl[2])
+        for f, name in enumerate(d.features):
+            rec[name] = float(d.X[n, f])
+    return rec
+
+
+def _actions_frame(state: BTState, rows) -> pd.DataFrame:
     cols = ["kind", "player_a", "player_b", "outcome", "count"]
-    cols += [c for c in ("to", "expected_a_wins") if any(c in r for r in recs)]
-    return pd.DataFrame(recs, columns=cols)
+    if state.counts.unit:
+        cols += ["row", "y"]
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=cols)

@@ -77,6 +77,16 @@ def _pair_sd(hinv, a, b):
     return np.sqrt(np.maximum(hinv[a, a] + hinv[b, b] - 2 * hinv[a, b], 0.0))
 
 
+def _pad(u, n: int) -> np.ndarray:
+    """θ-vector ``u`` (K,) as a vector over every parameter φ (P,) (zero on α, β, λ)."""
+    u = np.asarray(u, float)
+    if len(u) == n:
+        return u
+    out = np.zeros(n)
+    out[: len(u)] = u
+    return out
+
+
 def _chunks(n, size):
     for lo in range(0, n, size):
         yield slice(lo, min(n, lo + size))
@@ -100,7 +110,16 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
     m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
     c = state.counts
     k = state.n_players
-    table = c.counts
+    ii, jj, table, cr, cdelta = c.i, c.j, c.weighted_counts(), cand.r, cand.delta
+    if c.unit or c.ordered:  # comparison rows: the Hessian only needs the pair totals (rows aggregated)
+        swap = c.i > c.j
+        uniq, inv = np.unique(np.minimum(c.i, c.j) * k + np.maximum(c.i, c.j), return_inverse=True)
+        w = np.where(swap[:, None], table[:, [1, 0, 2]], table)
+        table = np.zeros((len(uniq), 3))
+        np.add.at(table, inv, w)
+        ii, jj = uniq // k, uniq % k
+        cr = inv[cand.r]
+        cdelta = np.where(swap[cand.r][:, None], cand.delta[:, [1, 0, 2]], cand.delta) * c.weight[cand.r][:, None]
     g, cc = cand.gc(state)
     a = state.leverage_base(cand.i, cand.j)
     scale = -m * g / (1 + m * cc * a)
@@ -109,10 +128,10 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
 
     def per_pair(th, which, sl, cols):
         """Σ_o w'_ro ∂ℓ_o(d_r) (score: which=0, curvature: which=1) for every pair, (nb, R)."""
-        out = state.match_derivatives(th[c.i] - th[c.j])[which]  # (R, nb, 3)
+        out = state.match_derivatives(th[ii] - th[jj])[which]  # (R, nb, 3)
         tot = np.einsum("ro,rno->rn", table, out)
-        r = cand.r[sl]
-        tot[r, cols] += m[sl] * (cand.delta[sl] * out[r, cols, :]).sum(axis=1)  # the candidate's own cell
+        r = cr[sl]
+        tot[r, cols] += m[sl] * (cdelta[sl] * out[r, cols, :]).sum(axis=1)  # the candidate's own cell
         return tot.T
 
     for sl in _chunks(len(cand), chunk):
@@ -120,20 +139,40 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
         hx = state.hx(cand.i[sl], cand.j[sl])  # (K, nb)
         th = state.theta[:, None] + scale[sl] * hx
         for _ in range(chord_steps if state.penalty is None else 0):  # the sweeps solve the unpenalised score
-            grad = _gradient(c.i, c.j, k, 0, per_pair(th, 0, sl, cols)[..., None]).T + state.ridge * th
+            grad = _gradient(ii, jj, k, 0, per_pair(th, 0, sl, cols)[..., None]).T + state.ridge * th
             grad -= grad.mean(axis=0)
             th = th - (state.hinv @ grad - coef[sl] * (grad * hx).sum(axis=0) * hx)
-        big = _assemble(c.i, c.j, k, 0, per_pair(th, 1, sl, cols)[..., None, None]) + 1.0 / k
+        big = _assemble(ii, jj, k, 0, per_pair(th, 1, sl, cols)[..., None, None]) + 1.0 / k
         big[:, diag, diag] += state.ridge
         yield sl, big
 
 
 def newton_point_covariance(state: BTState, cand: Candidates, idx: int, m: float, chord_steps: int = 2) -> np.ndarray:
-    """``H⁻¹`` (sum-to-zero) of candidate ``idx`` applied ``m`` times, at its (refined) Newton point."""
-    one = cand.take(np.array([idx]))
-    (_, big), = newton_point_precision(state, one, m, chord_steps)
-    k = state.n_players
-    return np.linalg.inv(big[0]) - 1.0 / (k * (1.0 + state.ridge))
+    """``H⁻¹`` (sum-to-zero) of candidate ``idx`` applied ``m`` times, at its (refined) Newton point:
+    the one-step Newton φ refined by ``chord_steps`` sweeps ``φ ← φ − M⁻¹∇L'(φ)`` with the Woodbury
+    matrix ``M = H + J mC Jᵀ`` of the perturbed data, where the Hessian is rebuilt (the vectorised
+    pair-count path :func:`newton_point_precision` for zero-feature binary models)."""
+    if state.fast and cand.members is None:
+        one = cand.take(np.array([idx]))
+        (_, big), = newton_point_precision(state, one, m, chord_steps)
+        k = state.n_players
+        return np.linalg.inv(big[0]) - 1.0 / (k * (1.0 + state.ridge))
+    from bayesrank.bt.mle import constrained_covariance
+    from bayesrank.bt.mle import objective as loss
+
+    from bayesrank.influence.actions import apply
+
+    new = apply(state.counts, cand, idx, m)
+    minv = state.predicted_hinv(cand, idx, m)
+    phi = state.params + state.shift(cand, m, "1sN", [idx])[0]
+    opts = {"ridge": state.ridge, "beta_ridge": state.beta_ridge, "position": state.position}
+    for _ in range(chord_steps):
+        _, g, _ = loss(state.model, new, phi[None], **opts)
+        gg = g[0].copy()
+        gg[: state.n_players] -= gg[: state.n_players].mean()
+        phi = phi - minv @ gg
+    _, _, hess = loss(state.model, new, phi[None], **opts)
+    return constrained_covariance(hess[0], state.n_players)
 
 
 class Objective:
@@ -172,36 +211,56 @@ class Objective:
 
     def delta(self, state: BTState, cand: Candidates, m=1.0, order: str = "1sN", chunk: int = 2048) -> np.ndarray:
         """Predicted change of ``value`` for ``m`` applications of every candidate (``order`` =
-        ``"first"`` for the influence function, ``"1sN"`` for one Newton step)."""
+        ``"first"``: the influence function, ``∇fᵀΔφ``; ``"1sN"``: ``f`` at the one-step Newton point)."""
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
-        g, c = cand.gc(state)
-        mg, mc = m * g, m * c
-        grad = self.gradient(state.theta, state.hinv)
-        u = state.hinv @ grad
-        b = u[cand.i] - u[cand.j]
-        if order == "first":
-            return -mg * b
-        a = state.leverage_base(cand.i, cand.j)
-        scale = -mg / (1 + mc * a)
+        k = state.n_players
         out = np.empty(len(cand))
+        if state.fast and cand.members is None:  # zero-feature binary: Sherman–Morrison on pair gathers
+            g, c = cand.gc(state)
+            mg, mc = m * g, m * c
+            if order == "first":
+                u = state.hinv @ self.gradient(state.theta, state.hinv)
+                return -mg * (u[cand.i] - u[cand.j])
+            scale = -mg / (1 + mc * state.leverage_base(cand.i, cand.j))
+            f0 = self.value(state.theta, state.hinv)
+            for sl in _chunks(len(cand), chunk):
+                out[sl] = self.values(state.theta[:, None] + scale[sl] * state.hx(cand.i[sl], cand.j[sl])) - f0
+            return out
+        if order == "first":
+            grad = _pad(self.gradient(state.theta, state.hinv), state.n_params)
+            for sl in _chunks(len(cand), chunk):
+                out[sl] = state.shift(cand, m, "first", np.arange(sl.start, sl.stop)) @ grad
+            return out
         f0 = self.value(state.theta, state.hinv)
         for sl in _chunks(len(cand), chunk):
-            th = state.theta[:, None] + scale[sl] * state.hx(cand.i[sl], cand.j[sl])
-            out[sl] = self.values(th) - f0
+            d = state.shift(cand, m, "1sN", np.arange(sl.start, sl.stop))
+            out[sl] = self.values(state.theta[:, None] + d[:, :k].T) - f0
         return out
 
     def predicted_theta(self, state: BTState, cand: Candidates, idx: int, m: float, order="1sN"):
-        (g,), (c,) = cand.take([idx]).gc(state)
-        a = state.leverage_base(cand.i[idx], cand.j[idx])
-        den = 1.0 if order == "first" else 1 + m * c * a
-        return state.theta - m * g * state.hx(cand.i[idx], cand.j[idx]) / den
+        if state.fast and cand.members is None:
+            (g,), (c,) = cand.take([idx]).gc(state)
+            den = 1.0 if order == "first" else 1 + m * c * state.leverage_base(cand.i[idx], cand.j[idx])
+            return state.theta - m * g * state.hx(cand.i[idx], cand.j[idx]) / den
+        return state.theta + state.shift(cand, m, "first" if order == "first" else "1sN", [idx])[0, : state.n_players]
 
     def predicted_hinv(self, state: BTState, cand: Candidates, idx: int, m: float):
-        """Sherman–Morrison curvature update (θ-shift term ignored)."""
-        _, (c,) = cand.take([idx]).gc(state)
-        h = state.hx(cand.i[idx], cand.j[idx])
-        a = state.leverage_base(cand.i[idx], cand.j[idx])
-        return state.hinv - (m * c) * np.outer(h, h) / (1 + m * c * a)
+        """Woodbury curvature update (φ-shift term ignored)."""
+        if state.fast and cand.members is None:
+            _, (c,) = cand.take([idx]).gc(state)
+            h = state.hx(cand.i[idx], cand.j[idx])
+            a = state.leverage_base(cand.i[idx], cand.j[idx])
+            return state.hinv - (m * c) * np.outer(h, h) / (1 + m * c * a)
+        return state.predicted_hinv(cand, idx, m)
+
+    def top(self, theta, players) -> list[str]:
+        """The players the objective is about, best first, under ``theta`` (``reference_top`` /
+        ``final_top`` of an audit): the whole ranking unless an objective says otherwise."""
+        return [str(p) for p in np.asarray(players)[np.argsort(-np.asarray(theta), kind="stable")]]
+
+    def reference_order(self, state) -> list[str]:
+        """:meth:`top` on the unperturbed data (τ against a reported order: that order)."""
+        return self.top(state.theta, state.players)
 
     def describe(self) -> dict:
         return {"name": self.name}
@@ -300,6 +359,8 @@ class _Margin(Objective):
         return self._breaks(self.value_at(state))
 
     def broken_predicted(self, state, theta, hinv) -> bool:
+        if not state.fast:  # comparison rows: the SDs of the current fit's own covariance, held fixed
+            return self._breaks(self._margins(theta, state.covariance(self.covariance))[0])
         rho = self._rho(state) if self.significance else None
         return self._breaks(self._margins(theta, hinv, rho)[0])
 
@@ -326,15 +387,20 @@ class _Margin(Objective):
         pair fixed at the current state, ``Δ(uᵀθ) + z·ρ·Δsd`` with ``Δsd = sqrt(v₀ + Δv) − sqrt(v₀)``,
         ``v = uᵀH⁻¹u`` and ``Δv`` the :class:`ContrastVariance` prediction of ``order``
         (``"linear"``: the cheap screening score); ``ρ = sd(Σ)/sd(H⁻¹)`` of the active contrast
-        (1 for Fisher). With ``z < 0`` (significance) a growing variance lowers f, as it should."""
+        (1 for Fisher). With ``z < 0`` (significance) a growing variance lowers f, as it should.
+        On comparison rows (features, a position effect, Davidson, outcome shares) the predictions
+        hold the SDs of the current exact fit fixed (its own covariance; a Newton-point variance per
+        candidate would cost an O(N) pass); every break is still checked on the exact refit."""
         if not self.uses_hinv:
             return self._point_delta(state, cand, m, "first" if order == "first" else "1sN", chunk)
         rho = self._rho(state) if self.significance else None
         _, a, b, sign = self._margins(state.theta, state.hinv, rho)
         u = self._unit(state.n_players, a, b, sign)
         point = ThetaContrast(u).delta(state, cand, m, "first" if order == "first" else "1sN")
+        if not state.fast:  # comparison rows: the active contrast's SD held at the current fit
+            return point
         var = ContrastVariance(u).delta(state, cand, m, order)
-        v0 = float(u @ state.hinv @ u)
+        v0 = float(u @ state.hinv[: len(u), : len(u)] @ u)
         scale = 1.0 if rho is None else float(self._rho_of(rho, a, b))
         return point + self.z * scale * (np.sqrt(np.maximum(v0 + var, 0.0)) - np.sqrt(v0))
 
@@ -426,6 +492,10 @@ class TopK(_Margin):
         kth_largest = srt[-self.k]
         return thetas[t] - kth_largest if self.goal == "demote" else kth_largest - thetas[t]
 
+    def top(self, theta, players):
+        """The top-k players under ``theta`` (the targeted audits: with the target's place)."""
+        return Objective.top(self, theta, players)[: self.k]
+
     def describe(self):
         d = {"name": self.name, "k": self.k, **self.mode_details(),
              "reference_top": [str(self.players[i]) for i in self.reference_top]}
@@ -483,6 +553,10 @@ class PairMargin(_Margin):
     def _point_delta(self, state, cand, m, order, chunk):
         return ThetaContrast(self.u).delta(state, cand, m, order)  # linear in θ: closed form
 
+    def top(self, theta, players):
+        ab = [self.a, self.b] if theta[self.a] >= theta[self.b] else [self.b, self.a]
+        return [str(players[i]) for i in ab]
+
     def describe(self):
         return {"name": self.name, "player_a": self.player_a, "player_b": self.player_b, **self.mode_details()}
 
@@ -508,13 +582,19 @@ class ThetaContrast(Objective):
 
     def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
-        g, c = cand.gc(state)
-        w = state.hinv @ self.u
-        b = w[cand.i] - w[cand.j]
-        if order == "first":
-            return -m * g * b
-        a = state.leverage_base(cand.i, cand.j)
-        return -m * g * b / (1 + m * c * a)
+        u = _pad(self.u, state.n_params)
+        if state.fast and cand.members is None:  # zero-feature binary: closed form on pair gathers
+            g, c = cand.gc(state)
+            w = state.hinv @ u
+            b = w[cand.i] - w[cand.j]
+            if order == "first":
+                return -m * g * b
+            a = state.leverage_base(cand.i, cand.j)
+            return -m * g * b / (1 + m * c * a)
+        out = np.empty(len(cand))
+        for sl in _chunks(len(cand), chunk):
+            out[sl] = state.shift(cand, m, "first" if order == "first" else "1sN", np.arange(sl.start, sl.stop)) @ u
+        return out
 
 
 def top1_gap(state: BTState) -> ThetaContrast:
@@ -530,8 +610,15 @@ def top1_gap(state: BTState) -> ThetaContrast:
 class SmoothTau(Objective):
     """tanh surrogate of Kendall's τ against the reference ranking (see module docstring)."""
 
-    def __init__(self, state: BTState, temperature: float | None = None, threshold: float = TAU_THRESHOLD):
+    def __init__(self, state: BTState, temperature: float | None = None, threshold: float = TAU_THRESHOLD,
+                 reference: np.ndarray | None = None):
         self.reference = state.theta.copy()
+        if reference is not None:
+            reference = np.asarray(reference, dtype=float)
+            if reference.shape != (state.n_players,):
+                raise InputError(f"reference scores must have one value per player ({state.n_players}), "
+                                 f"got shape {reference.shape}")
+            self.reference = reference.copy()
         srt = np.sort(state.theta)
         self.temperature = float(temperature) if temperature else float(np.median(np.diff(srt)))
         if not self.temperature > 0:
@@ -547,6 +634,9 @@ class SmoothTau(Objective):
         self.name = "tau"
         self.preselect_order = "first"
         self.driver_is_criterion = False  # tanh surrogate driver, hard Kendall τ criterion
+        if reference is not None and self.broken(state.theta):  # a reported order the fit contradicts
+            raise InputError(f"the fit's order is already at Kendall τ = {self.hard_tau(state.theta):.3f} ≤ "
+                             f"{threshold} from the reference order; nothing to overturn")
 
     def value(self, theta, hinv=None):
         t = np.tanh((theta[:, None] - theta[None, :]) / self.temperature)
@@ -588,28 +678,85 @@ class SmoothTau(Objective):
     def describe(self):
         return {"name": "tau", "temperature": self.temperature, "threshold": self.threshold}
 
+    def top(self, theta, players):
+        return Objective.top(self, theta, players)
 
-class ContrastVariance(Objective):
-    """``v = uᵀ H⁻¹ u`` as a function of the data (the CI-player objective for ``u = e_t``)."""
+    def reference_order(self, state):
+        return Objective.top(self, self.reference, state.players)
+
+
+class _Variance(Objective):
+    """Shared predictions of a variance ``v`` of ``H⁻¹`` (module docstring): the vectorised pair-count
+    formulas for zero-feature binary models, the row-level ones (``x_r = (e_i − e_j | Z_r)``) otherwise;
+    for Davidson ties and whole-cluster actions the linear screen is the exact Woodbury update of the
+    curvature (the φ-shift term left out) and the 1sN the Newton-point covariance per candidate."""
 
     uses_hinv = True
+
+    def _quadratic(self, state, rows, hj):
+        """(n,) ``(x_rᵀz)²`` or ``‖(H⁻¹x_r)_θ‖²`` of each candidate row."""
+        raise NotImplementedError
+
+    def _third(self, state):
+        """``q`` of the linear formula (P,)."""
+        raise NotImplementedError
+
+    def _of(self, hinv) -> float:
+        return self.value(None, hinv)
+
+    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
+        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+        if order in NEWTON_POINT:
+            if state.fast and cand.members is None:
+                return self._fast_newton_point(state, cand, m, order)
+            v0 = self._of(state.hinv)
+            return np.array([self._of(newton_point_covariance(state, cand, n, m[n], NEWTON_POINT[order])) - v0
+                             for n in range(len(cand))])
+        if state.fast and cand.members is None:
+            return self._fast_linear(state, cand, m, order, chunk)
+        if cand.members is not None or state.n_local > 1:
+            v0 = self._of(state.hinv)
+            return np.array([self._of(state.predicted_hinv(cand, n, m[n])) - v0 for n in range(len(cand))])
+        g, c = cand.local(state)
+        g, c = g[:, 0], c[:, 0, 0]
+        out = np.empty(len(cand))
+        hq = state.hinv @ self._third(state)
+        for sl in _chunks(len(cand), chunk):
+            rows = cand.r[sl]
+            hj = state.hj(rows)
+            quad = self._quadratic(state, rows, hj)
+            xhq = state.x_dot(rows, hq)
+            lin = -m[sl] * c[sl] * quad + m[sl] * g[sl] * xhq
+            out[sl] = lin if order == "first" else lin / (1 + m[sl] * c[sl] * state.leverage(rows, hj)[:, 0, 0])
+        return out
+
+
+class ContrastVariance(_Variance):
+    """``v = uᵀ H⁻¹ u`` as a function of the data (the CI-player objective for ``u = e_t``)."""
 
     def __init__(self, u):
         self.u = np.asarray(u, float)
         self.name = "variance"
 
     def value(self, theta, hinv):
-        return float(self.u @ hinv @ self.u)
+        u = _pad(self.u, len(hinv))
+        return float(u @ hinv @ u)
 
-    def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
-        if order in NEWTON_POINT:
-            k, out = state.n_players, np.empty(len(cand))
-            shift = self.u.sum() ** 2 / (k * (1.0 + state.ridge))
-            for sl, big in newton_point_precision(state, cand, m, NEWTON_POINT[order]):
-                z = np.linalg.solve(big, np.broadcast_to(self.u, (big.shape[0], k))[..., None])[..., 0]
-                out[sl] = z @ self.u - shift
-            return out - self.value(None, state.hinv)
-        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+    def _quadratic(self, state, rows, hj):
+        return state.x_dot(rows, state.hinv @ _pad(self.u, state.n_params)) ** 2
+
+    def _third(self, state):
+        return state.third_derivative_vector(state.hinv @ _pad(self.u, state.n_params))
+
+    def _fast_newton_point(self, state, cand, m, order):
+        k, out = state.n_players, np.empty(len(cand))
+        shift = self.u.sum() ** 2 / (k * (1.0 + state.ridge))
+        for sl, big in newton_point_precision(state, cand, m, NEWTON_POINT[order]):
+            z = np.linalg.solve(big, np.broadcast_to(self.u, (big.shape[0], k))[..., None])[..., 0]
+            out[sl] = z @ self.u - shift
+        return out - self.value(None, state.hinv)
+
+    def _fast_linear(self, state, cand, m, order, chunk):
         g, c = cand.gc(state)
         z = state.hinv @ self.u
         xz = z[cand.i] - z[cand.j]
@@ -623,22 +770,30 @@ class ContrastVariance(Objective):
         return (-m * c * xz**2 + m * g * xhq) / den
 
 
-class TraceVariance(Objective):
-    """``v = tr H⁻¹`` (sum of the players' variances)."""
+class TraceVariance(_Variance):
+    """``v = tr (H⁻¹)_θθ`` (sum of the players' variances)."""
 
-    uses_hinv = True
     name = "trace"
 
-    def value(self, theta, hinv):
-        return float(np.trace(hinv))
+    def __init__(self, k: int):
+        self.k = int(k)
 
-    def delta(self, state, cand, m=1.0, order="1sN", chunk=4096):
-        if order in NEWTON_POINT:
-            out = np.empty(len(cand))
-            for sl, big in newton_point_precision(state, cand, m, NEWTON_POINT[order]):
-                out[sl] = np.trace(np.linalg.inv(big), axis1=1, axis2=2) - 1.0 / (1.0 + state.ridge)
-            return out - self.value(None, state.hinv)
-        m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
+    def value(self, theta, hinv):
+        return float(np.trace(hinv[: self.k, : self.k]))
+
+    def _quadratic(self, state, rows, hj):
+        return (hj[:, : self.k, 0] ** 2).sum(axis=1)
+
+    def _third(self, state):
+        return state.third_derivative_vector(state.hinv[:, : self.k])
+
+    def _fast_newton_point(self, state, cand, m, order):
+        out = np.empty(len(cand))
+        for sl, big in newton_point_precision(state, cand, m, NEWTON_POINT[order]):
+            out[sl] = np.trace(np.linalg.inv(big), axis1=1, axis2=2) - 1.0 / (1.0 + state.ridge)
+        return out - self.value(None, state.hinv)
+
+    def _fast_linear(self, state, cand, m, order, chunk=4096):
         g, c = cand.gc(state)
         h2 = np.empty(len(cand))
         for sl in _chunks(len(cand), chunk):
@@ -663,7 +818,7 @@ class CIObjective(Objective):
         if mode not in ("inflate", "reduce"):
             raise InputError(f"CI mode must be inflate or reduce, got {mode!r}")
         if target is None:
-            self.inner = TraceVariance()
+            self.inner = TraceVariance(state.n_players)
             self.name = "ci-trace"
         else:
             t = state.counts.index_of(target)
@@ -701,6 +856,9 @@ class CIObjective(Objective):
 
     def describe(self):
         return {"name": self.name, "mode": self.mode, "variance_ratio": self.ratio, "v0": self.v0}
+
+    def top(self, theta, players):
+        return [str(self.target)] if self.target is not None else Objective.top(self, theta, players)
 
 
 def z_of_level(level: float) -> float:
@@ -763,8 +921,11 @@ def parse_objective(spec: str, state: BTState, ci_aware=False, target=None, goal
         except ValueError:
             raise InputError(f"topk:K needs an integer K, got {spec!r}") from None
         return TopK(state, k, target, goal, **margin)
+    if (ci_aware or significance) and (spec in ("tau", "order") or spec.startswith("ci-")):
+        flag = "--ci-aware" if ci_aware else "--significance"
+        raise InputError(f"{flag} applies to top1, topk:K and pair:A>B claims, not to {spec!r}")
     if spec in ("tau", "order"):
-        return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", TAU_THRESHOLD))
+        return SmoothTau(state, kw.get("temperature"), kw.get("tau_threshold", TAU_THRESHOLD), kw.get("reference"))
     if spec.startswith("ci-player:"):
         name = spec.split(":", 1)[1]
         return CIObjective(state, name, kw.get("ci_mode", "inflate"), kw.get("ci_ratio"))

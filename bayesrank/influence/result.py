@@ -62,6 +62,28 @@ class AuditReport(Result):
         return str(self.state.players[self.state.ranking()[1]])
 
     @property
+    def model(self) -> str:
+        """The audited model in words (tie model, features, position effect, clusters)."""
+        from bayesrank.influence.greedy import model_name
+
+        return model_name(self.state)
+
+    @property
+    def ranked_players(self) -> list[str]:
+        """The players by (adjusted) score θ̂, best first."""
+        return [str(p) for p in self.state.players[self.state.ranking()]]
+
+    @property
+    def coefficients(self) -> pd.Series:
+        """The position effect α̂ (when modelled), β̂ by feature and Davidson's log ν: the parameters
+        after θ (empty for the zero-feature binary model)."""
+        st = self.state
+        names = st.covariate_names + (["log_nu"] if st.n_extra else [])
+        return pd.Series(st.params[st.n_players:], index=names, name="coef", dtype=float)
+
+    style_coefficients = coefficients
+
+    @property
     def robustness(self) -> pd.DataFrame:
         """R scores measured by this report's audits (:func:`robustness.robustness_table`)."""
         return robustness_table(self.robustness_audits)
@@ -102,7 +124,8 @@ class AuditReport(Result):
                          "lower_bound": cert.get("lower_bound")})
         df = pd.DataFrame(rows, columns=TABLE_COLUMNS)
         for col in ("budget", "certified_minimum", "lower_bound"):
-            df[col] = df[col].astype("Int64")
+            whole = df[col].dropna().map(lambda v: float(v).is_integer()).all()
+            df[col] = df[col].astype("Int64" if whole else float)  # weighted comparisons: fractional budgets
         df["fraction"] = df["fraction"].astype(float)
         return df
 
@@ -112,7 +135,10 @@ class AuditReport(Result):
         how = {"ci": f" (CI-aware: a reversal counts when significant at level {level}, pairwise contrast with H^-1)",
                "significance": f" (significance: broken when the claim is no longer significant at level {level}, "
                                f"contrast test with the {self.settings.get('significance_covariance')})"}
-        return (f"{self.n_players} players, {self.n_comparisons:.0f} comparisons; leader {self.leader!r}, "
+        coef = self.coefficients
+        model = "" if self.state.fast and not self.state.counts.unit else (
+            f"; {self.model}" + (" (" + ", ".join(f"{f} {b:+.3f}" for f, b in coef.items()) + ")" if len(coef) else ""))
+        return (f"{self.n_players} players, {self.n_comparisons:.0f} comparisons{model}; leader {self.leader!r}, "
                 f"runner-up {self.runner_up!r}; objective {self.objective}" + how.get(mode, ""))
 
     def summary(self) -> str:
@@ -151,6 +177,8 @@ class AuditReport(Result):
             "n_comparisons": self.n_comparisons,
             "leader": self.leader,
             "runner_up": self.runner_up,
+            "model": self.model,
+            "coefficients": [{"name": f, "coef": float(b)} for f, b in self.coefficients.items()],
             "settings": self.settings,
             "exclusions": self.exclusions,
             "n_excluded": int(self.exclusions.get("total", 0)),

@@ -79,8 +79,9 @@ def score_of(objective: Objective) -> str | None:
 
 
 def applies(name: str, action: str) -> bool:
+    """Score ``name`` is measured by audits of ``action`` (fractions of comparisons: not drop-cluster)."""
     allowed = ACTIONS_OF[name]
-    return action != "add_weighted" if allowed is None else action in allowed
+    return action not in ("add_weighted", "drop-cluster") if allowed is None else action in allowed
 
 
 COLUMNS = ["score", "action", "candidate_space", "perturbation", "direction", "property", "fraction", "budget",

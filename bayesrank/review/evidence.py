@@ -74,17 +74,18 @@ def tau_gradient(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def unit_shares(state, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(v, w, cluster)``: per unit of the state's data — an aggregated pair cell of a
-    :class:`~bayesrank.influence.state.BTState`, a battle row of a style
-    :class:`~bayesrank.influence.covariates.state.StyleState` — the per-comparison share
-    ``v = c (xᵀu)²``, the comparisons ``w`` it stands for and its cluster code (None: no clusters)."""
-    data = getattr(state, "data", None)
-    if data is not None and hasattr(state, "per_battle"):  # row level (comparison rows), with covariates
+    """``(v, w, cluster)``: per unit of the audit state's data (:class:`~bayesrank.influence.state.BTState`)
+    — an aggregated pair cell, or a comparison row with covariates — the per-comparison share
+    ``v = c (xᵀu)²`` (``c`` the comparison's Fisher curvature in η), the comparisons ``w`` it stands
+    for and its cluster code (None: no clusters)."""
+    data = state.counts
+    if data.unit or not state.fast:  # comparison rows / covariates / Davidson: x_r = (e_i − e_j | Z_r)
         freq = data.total
         rows = np.flatnonzero(freq > 0)
         xu = state.x_dot(rows, u)
-        _, _, curv = state.per_battle(rows)
-        cluster = None if getattr(data, "cluster", None) is None else np.asarray(data.cluster)[rows]
+        _, c = state.local_derivatives(rows)
+        curv = (data.counts[rows] * c[:, :, 0, 0]).sum(axis=1) / freq[rows]
+        cluster = None if data.cluster is None else np.asarray(data.cluster)[rows]
         return curv * xu**2, freq[rows], cluster
     c = state.counts
     _, curv, _ = state.derivatives(c.i, c.j)

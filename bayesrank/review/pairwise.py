@@ -233,24 +233,30 @@ def claim_evidence(claim: Claim, state, pairs, binding_index) -> dict:
 
 
 def row_level(state) -> bool:
-    """Whether ``state`` is the row-level BT (:class:`~bayesrank.influence.covariates.StyleState`:
-    clusters, a position effect or style features) rather than aggregated pair counts."""
-    return hasattr(state, "per_battle")
+    """Whether the audit ``state`` is on comparison rows (clusters, a position effect, style features,
+    Davidson ties) rather than aggregated zero-feature pair counts."""
+    return bool(state.counts.unit or not state.fast)
 
 
 def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, **objective) -> dict:
-    """The row-level audit (``bayesrank.influence.covariates.style_audit``: drop, flip and add
-    comparison rows with their covariates and clusters, verified by exact refits) of one claim's
-    objective with each action, each entry annotated with the claim's evidence (``relative_to``,
-    fractions — of clusters touched when clustered —, ``searched_to``); with ``significance=True``
-    the loss-of-significance answer, which also names its objective and mode."""
-    from bayesrank.influence.covariates import style_audit
+    """The audit of one claim's objective on comparison rows (the one engine,
+    :func:`bayesrank.influence.greedy.greedy_audit`: drop, flip and add comparison rows with their
+    covariates and clusters, verified by exact refits) with each action, each entry annotated with
+    the claim's evidence (``relative_to``, fractions — of clusters touched when clustered —,
+    ``searched_to``); with ``significance=True`` the loss-of-significance answer, which also names
+    its objective and mode. ``objective``: ``objective=`` (a spec or an Objective), ``pair=(A, B)``
+    or ``k=``, plus the objective's options."""
+    from bayesrank.influence.greedy import greedy_audit
 
-    d = state.data
+    spec = objective.pop("objective", None)
+    if spec is None:
+        pair, k = objective.pop("pair", None), objective.pop("k", 1)
+        spec = f"pair:{pair[0]}>{pair[1]}" if pair is not None else ("top1" if k == 1 else f"topk:{k}")
+    d = state.counts
     out = {}
     for action in actions:
         say(f"{label} × {action}")
-        res = style_audit(state, kind=action, **opts, **objective).to_dict()
+        res = greedy_audit(state, spec, action, **opts, **objective).to_dict()
         entry = {k: res[k] for k in ("broken", "budget", "verified", "actions", "reason", "budget_limit", "curve")}
         evidence.annotate(entry, rel, d.n_comparisons, cluster=d.cluster if rel.get("unit") == "clusters" else None,
                           n_clusters=d.n_clusters)
@@ -267,10 +273,9 @@ def _row_objective(claim: Claim, state) -> dict:
         return {"pair": (claim.a, claim.b)}
     if claim.kind in ("top1", "topk"):
         return {"k": 1 if claim.kind == "top1" else claim.k}
-    from bayesrank.influence.covariates import StyleTau
+    from bayesrank.influence.objectives import SmoothTau
 
-    k = state.n_players
-    return {"objective": StyleTau(state, reference=np.asarray(state.params[:k]), threshold=TAU_THRESHOLD)}
+    return {"objective": SmoothTau(state, threshold=TAU_THRESHOLD, reference=np.asarray(state.theta))}
 
 
 def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, actions=ACTIONS, budget=None,

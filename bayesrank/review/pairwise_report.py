@@ -50,9 +50,9 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
     if cluster or position_effect:  # the model's own rows: clusters (fractions count them), the position effect
-        from bayesrank.influence.covariates.report import load_style_state
+        from bayesrank.influence.api import load_state
 
-        state = load_style_state(comps, (), ridge=ridge, cluster=cluster, position_effect=position_effect)
+        state, _ = load_state(comps, ridge=ridge, cluster=cluster, position_effect=position_effect)
     else:
         state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge)
     answers = answer_claims(parsed, fits, state, level=level, seed=seed, fragile_below=fragile_below,

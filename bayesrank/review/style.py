@@ -16,7 +16,7 @@ is fitted on the same battles; every claim is answered again on its θ:
   likelihood misstates the variance of a tie, the adjustment restores it; the tie-aware Davidson
   style posterior is reported beside each claim (``bayesian.other_tie_model``, a note when it would
   decide differently);
-* **perturbation**: the row-level style audit (``bayesrank.influence.covariates``: drop, flip and
+* **perturbation**: the row-level style audit (the one audit engine ``bayesrank.influence`` on comparison rows: drop, flip and
   add battles carrying their covariates, verified by exact refits) of the claim's objective, its
   fractions relative to the battles informing the claim's binding contrast under style control
   (:mod:`bayesrank.review.evidence`).
@@ -123,10 +123,10 @@ def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, c
 
     freq = order_answer(test, kendalltau(mle.score[:k], ref).statistic, f"{ci} (style-controlled)", k)
     bay = _bayes(order_holds(bayes.draws[:, :k], ref), bayes, claim, level)
-    from bayesrank.influence.covariates import StyleTau
+    from bayesrank.influence.objectives import parse_objective
 
     try:  # the audit's own criterion (τ-b with score differences within 1e-9 as ties) decides
-        objective = StyleTau(state, reference=ref, threshold=TAU_THRESHOLD)
+        objective = parse_objective("tau", state, reference=ref, tau_threshold=TAU_THRESHOLD)
     except InputError as why:
         return freq, bay, not_audited(f"the claim is false under style control at the point estimate: {why}",
                                       rel=rel)
@@ -163,7 +163,7 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1. ``comparisons``
     are the review's validated comparisons (read once, with its reader options)."""
     from bayesrank.bt import BradleyTerry
-    from bayesrank.influence.covariates import StyleState
+    from bayesrank.influence.state import BTState
     from bayesrank.review.fits import nuts_fit
 
     say = progress or (lambda *a: None)
@@ -191,7 +191,7 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
         adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
         bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}{scoring}, adjusted to the {target}")
     freq_view = _theta_view(mle)
-    state = StyleState.fit(sbt.rows, position=position_effect)
+    state = BTState.fit(sbt.rows, position=position_effect)
     k = len(mle.players)
     ranking = [str(reference_players[i]) for i in np.argsort(-np.asarray(reference_theta), kind="stable")]
     answers = []

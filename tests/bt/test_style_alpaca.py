@@ -122,7 +122,7 @@ def test_top1_flip_audit_on_alpaca_eval_verified_by_statsmodels():
         row = out["table"].query("model == @name").iloc[0]
         assert int(row["budget"]) == res.budget == len(res.actions)  # one battle per flip (frequency 1)
         assert f"{row['budget']}" in buf.getvalue()
-        data = out["models"][name].data
+        data = out["models"][name].counts
         y = data.share.copy()
         y[res.actions["row"].to_numpy()] = res.actions["y_new"].to_numpy()
         assert glm_top(data, y) == res.final_top[0] != tops[name]
@@ -148,7 +148,7 @@ def test_tau_and_ci_flip_audits_on_alpaca_eval_verified_by_statsmodels():
     with contextlib.redirect_stdout(io.StringIO()):
         out = mod.main(kinds=(), ks=(), ci_aware_kinds=(), objectives=("tau", "ci-trace"), objective_kinds=("flip",))
     st = out["models"]["length-controlled BT"]
-    data, k = st.data, st.data.n_players
+    data, k = st.counts, st.counts.n_players
     a = np.eye(k) - 1.0 / k
 
     def glm(y):

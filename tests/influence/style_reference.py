@@ -67,3 +67,25 @@ def weakest_significance_margin(data, pairs, z: float = 1.959963984540054, cov_t
     positive iff every contrast is significant (the review's intersection–union rule)."""
     theta, cov = glm(data, cov_type)
     return min(theta[a] - theta[b] - z * np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b]) for a, b in pairs)
+
+
+def validate_audit_result(result) -> None:
+    """One audit (``AuditResult.to_dict()``) against the ``audit`` schema's ``audit_result``."""
+    from jsonschema import Draft202012Validator
+
+    from bayesrank.protocol import schema
+
+    full = schema("audit")
+    sub = {"$schema": full["$schema"], "$defs": full["$defs"], "$ref": "#/$defs/audit_result"}
+    Draft202012Validator(sub).validate(result.to_dict() if hasattr(result, "to_dict") else result)
+
+
+def audit_of(state, kind, objective="top1", pair=None, k=None, **options):
+    """The one engine's greedy audit with the objective given as a spec, a pair or a k."""
+    from bayesrank.influence.greedy import greedy_audit
+
+    if pair is not None:
+        objective = f"pair:{pair[0]}>{pair[1]}"
+    elif k is not None:
+        objective = "top1" if k == 1 else f"topk:{k}"
+    return greedy_audit(state, objective, kind, **options)

@@ -1,6 +1,8 @@
-"""Audits of the style-controlled BT (bayesrank.influence.covariates): the 1sN formula equals one
+"""Audits of the style-controlled BT (the one audit engine on comparison rows): the 1sN formula equals one
 explicit Newton step on the perturbed loss, influence scores agree with exact refits, greedy
 breaks are verified by cold-start refits (and by statsmodels), JSON schema."""
+
+import json
 
 import jsonschema
 import numpy as np
@@ -13,15 +15,12 @@ from bayesrank.bt.likelihood import tie_model
 from bayesrank.bt.mle import objective
 from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.influence.covariates import (
-    StyleState,
-    TopKGap,
-    apply,
-    candidates,
-    predicted_params,
-    row_influence,
-    style_audit,
-)
+from bayesrank.influence import audit
+from bayesrank.influence.actions import apply, candidates
+from bayesrank.influence.greedy import greedy_audit
+from bayesrank.influence.objectives import PairMargin, TopK
+from bayesrank.influence.scores import influence_table
+from bayesrank.influence.state import BTState
 from bayesrank.protocol import validate
 from tests.influence.style_reference import glm, replay
 
@@ -32,7 +31,7 @@ STYLE = "s0_a:s0_b,s1_a:s1_b"
 def state():
     frame, _, _ = simulate_style_battles(n_players=6, n_battles=1500, beta=(0.6, -0.3), tie_rate=0.1, seed=4,
                                          theta_sd=0.5)
-    return StyleState.fit(battle_data(Comparisons.from_frame(frame), STYLE))
+    return BTState.fit(battle_data(Comparisons.from_frame(frame), STYLE))
 
 
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
@@ -45,10 +44,10 @@ def test_one_step_newton_is_one_newton_step(state, kind):
     rng = np.random.default_rng(0)
     for idx in rng.choice(len(cand), 5, replace=False):
         m = 1.0 if kind != "add" else 3.0
-        new = apply(state.data, cand, idx, m)
+        new = apply(state.counts, cand, idx, m)
         _, g, h = objective(tie_model("half"), new, state.params[None])
         step = np.linalg.solve(h[0] + np.outer(u, u) / k, g[0])
-        np.testing.assert_allclose(predicted_params(state, cand, m, "1sN", idx)[0], state.params - step, atol=1e-10)
+        np.testing.assert_allclose(state.params + state.shift(cand, m, "1sN", [idx])[0], state.params - step, atol=1e-10)
 
 
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
@@ -56,10 +55,10 @@ def test_influence_scores_match_exact_refits(state, kind):
     """Predicted change of the top-1 gap vs the exact refit for 150 single-battle actions:
     Spearman ≥ 0.99 and absolute error ≤ 2% of the spread for the 1sN (better than first order)."""
     cand = candidates(state, kind)
-    obj = TopKGap(state, 1)
+    obj = TopK(state, 1)
     f0 = obj.value(state.theta)
     idx = np.random.default_rng(1).choice(len(cand), 150, replace=False)
-    exact = np.array([obj.value(StyleState.fit(apply(state.data, cand, n, 1.0), start=state.params).theta) - f0
+    exact = np.array([obj.value(state.refit(apply(state.counts, cand, n, 1.0)).theta) - f0
                       for n in idx])
     sub = cand.take(idx)
     one = obj.delta(state, sub, 1.0, "1sN")
@@ -71,27 +70,27 @@ def test_influence_scores_match_exact_refits(state, kind):
 
 
 def test_row_influence_table(state):
-    t = row_influence(state, "drop")
-    assert list(t.columns) == ["row", "player_a", "player_b", "y", "y_new", "delta_gap"]
-    assert t["delta_gap"].is_monotonic_increasing and len(t) == state.data.n_rows
+    t = influence_table(state, TopK(state, 1), "drop")
+    assert {"player_a", "player_b", "first_order", "one_step_newton", "leverage"} <= set(t.columns)
+    assert t["one_step_newton"].is_monotonic_increasing and len(t) == state.counts.n_rows
 
 
 @pytest.mark.parametrize("kind", ["flip", "drop", "add"])
 def test_greedy_audit_breaks_top1_verified(state, kind, tmp_path):
-    res = style_audit(state, kind)
+    res = greedy_audit(state, "top1", kind)
     assert res.broken and res.verified, res.reason
     assert res.budget == int(res.actions["count"].sum())
     assert res.final_top != res.reference_top
     # one battle fewer (the last action shortened by one) does not break: the budget is tight at the last step
     # (statsmodels' refit of the independently replayed battles)
     last = res.actions.iloc[-1]
-    data = state.data
+    data = state.counts
     for _, a in res.actions.iloc[:-1].iterrows():
         data = _redo(data, a, a["count"])
     if last["count"] > 1:
         data = _redo(data, last, last["count"] - 1)
-    assert not TopKGap(state, 1).broken(glm(data)[0])
-    res.to_json(tmp_path / "audit.json")
+    assert not TopK(state, 1).broken(glm(data)[0])
+    json.dumps(res.to_dict(), allow_nan=False)
     assert "BROKEN" in res.summary()
 
 
@@ -103,18 +102,21 @@ def _redo(data, a, m):
 def test_top1_break_confirmed_by_statsmodels(state):
     """Independent check of a verified break: statsmodels' logistic GLM on the perturbed battles
     (player contrasts + features) ranks a different player first."""
-    res = style_audit(state, "flip")
-    data = replay(state.data, res.actions)
+    res = greedy_audit(state, "top1", "flip")
+    data = replay(state.counts, res.actions)
     assert str(data.players[np.argmax(glm(data)[0])]) == res.final_top[0] != res.reference_top[0]
 
 
 def test_not_broken_within_budget_reported_honestly(state):
-    res = style_audit(state, "flip", budget=1)
+    rep = audit(state, "top1", ["flip"], budget=1)
+    res = rep["flip"]
     assert not res.broken and res.budget is None and res.fraction is None and not res.verified
     assert "not broken" in res.reason
-    validate(res.to_dict(), "style_audit")
+    d = rep.to_dict()
+    validate(d, "audit")
+    d["audits"]["flip"]["budget"] = 3
     with pytest.raises(jsonschema.ValidationError):
-        validate(dict(res.to_dict(), budget=3), "style_audit")  # a budget without a break is invalid
+        validate(d, "audit")  # a budget without a break is invalid
 
 
 def test_plain_model_audit_equals_aggregated_bt_refits():
@@ -123,11 +125,11 @@ def test_plain_model_audit_equals_aggregated_bt_refits():
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=600, beta=(0.3,), seed=9)
     d = battle_data(Comparisons.from_frame(frame), per_comparison=True)
-    st = StyleState.fit(d)
+    st = BTState.fit(d)
     np.testing.assert_allclose(st.params, fit_newton(d.pairs(), "half")[0], atol=1e-9)
-    res = style_audit(st, "flip", budget=300)
+    res = greedy_audit(st, "top1", "flip", budget=300)
     assert res.broken and res.verified, res.reason
-    assert res.model == "style-controlled BT" and isinstance(res.actions, pd.DataFrame)
+    assert res.model == "BT (ties=half)" and isinstance(res.actions, pd.DataFrame)
 
 
 def test_ci_aware_audit_break_is_significant(state, tmp_path):
@@ -136,22 +138,22 @@ def test_ci_aware_audit_break_is_significant(state, tmp_path):
     point estimates; it needs more flips than the point-estimate audit here."""
     from statistics import NormalDist
 
-    point = style_audit(state, "flip")
-    res = style_audit(state, "flip", ci_aware=True, budget=2000)
+    point = greedy_audit(state, "top1", "flip")
+    res = greedy_audit(state, "top1", "flip", ci_aware=True, budget=2000)
     assert res.objective == "top1+ci" and res.broken and res.verified, res.reason
-    theta, h = glm(replay(state.data, res.actions))  # statsmodels' Fisher covariance of the replayed battles
+    theta, h = glm(replay(state.counts, res.actions))  # statsmodels' Fisher covariance of the replayed battles
     top = int(np.flatnonzero(state.players == res.reference_top[0])[0])
     z = NormalDist().inv_cdf(0.975)
     sd = np.sqrt(h[top, top] + np.diag(h) - 2 * h[top])
     ahead = (theta - theta[top]) > z * np.where(np.arange(state.n_players) == top, np.inf, sd)
     assert ahead.any()
     assert res.budget > point.budget
-    res.to_json(tmp_path / "ci.json")
+    json.dumps(res.to_dict(), allow_nan=False)
 
 
 def test_audit_plot(state):
-    fig = style_audit(state, "flip").plot()
-    assert fig.axes[0].get_xlabel() == "battles (flip)"
+    fig = greedy_audit(state, "top1", "flip").plot()
+    assert fig.axes[0].get_xlabel() == "comparisons (flip)"
 
 
 @pytest.mark.parametrize("goal", ["demote", "promote"])
@@ -160,36 +162,33 @@ def test_targeted_audit(state, goal, tmp_path):
     out of / into the top 2."""
     order = state.ranking()
     target = str(state.players[order[0] if goal == "demote" else order[3]])
-    res = style_audit(state, "flip", k=2, target=target, goal=goal)
+    res = greedy_audit(state, "topk:2", "flip", target=target, goal=goal)
     assert res.objective == f"{goal}:{target}@top2" and res.broken and res.verified, res.reason
     in_top = target in [str(p) for p in state.players[np.argsort(-res.final_theta)[:2]]]
     assert in_top == (goal == "promote")
-    res.to_json(tmp_path / "t.json")
+    json.dumps(res.to_dict(), allow_nan=False)
     with pytest.raises(Exception, match="nothing to"):
-        style_audit(state, "flip", k=2, target=target, goal="promote" if goal == "demote" else "demote")
+        greedy_audit(state, "topk:2", "flip", target=target, goal="promote" if goal == "demote" else "demote")
 
 
 @pytest.mark.parametrize("kind", ["drop", "flip"])
 def test_pair_claim_audit_verified_and_tight(state, kind):
     """"A is ahead of B" on the style-adjusted fit (2nd vs 3rd player): the verified break reverses
     the pair on an exact refit, and one battle fewer does not."""
-    from bayesrank.influence.covariates import PairGap
-
     order = [str(p) for p in state.players[state.ranking()]]
     a, b = order[1], order[2]
-    res = style_audit(state, kind, pair=(a, b))
+    res = greedy_audit(state, f"pair:{a}>{b}", kind)
     assert res.broken and res.verified, res.reason
-    assert res.objective == f"pair:{a}>{b}" and res.reference_top == [a, b] and res.final_top == [b, a]
-    data = state.data
+    assert res.objective == f"{a}>{b}" and res.reference_top == [a, b] and res.final_top == [b, a]
+    data = state.counts
     for _, act in res.actions.iloc[:-1].iterrows():
         data = _redo(data, act, act["count"])
     last = res.actions.iloc[-1]
-    ia, ib = state.data.index_of(a), state.data.index_of(b)
+    ia, ib = state.counts.index_of(a), state.counts.index_of(b)
     full = glm(_redo(data, last, last["count"]))[0]  # statsmodels on the independently replayed battles
     assert full[ia] < full[ib]
     if last["count"] > 1:
         short = glm(_redo(data, last, last["count"] - 1))[0]
-        assert not PairGap(state, a, b).broken(short)
-    validate(res.to_dict(), "style_audit")
+        assert not PairMargin(state, a, b).broken(short)
     with pytest.raises(Exception, match="does not hold"):
-        PairGap(state, b, a)
+        PairMargin(state, b, a)

@@ -1,5 +1,5 @@
-"""``bayesrank audit DATA --style A:B``: the JSON equals the API's ``style_audit`` per action and
-validates against bayesrank/schemas/style_audit_report.json; every break is confirmed by an
+"""``bayesrank audit DATA --style A:B``: the JSON equals the API's greedy audit per action and
+validates against bayesrank/schemas/audit.json; every break is confirmed by an
 INDEPENDENT refit — the logged actions replayed on the raw CSV (features rebuilt with numpy) and
 refitted by statsmodels' logistic GLM (±1 player columns + feature columns) — for the top-1, the
 CI-aware top-1, Kendall τ and the CI objectives; bad inputs exit 2 with one line."""
@@ -16,9 +16,10 @@ from bayesrank.bt.simulate import simulate_style_battles
 from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.readers import read_comparisons
 from bayesrank.cli import main
-from bayesrank.influence.covariates import StyleState, style_audit
+from bayesrank.influence.state import BTState
 from bayesrank.protocol import validate
 from tests.influence.style_reference import (
+    audit_of,
     glm,
     glm_fit,
     replay,
@@ -41,7 +42,7 @@ def _cli_json(csv, tmp_path, *flags):
     out = tmp_path / "audit.json"
     assert main(["audit", str(csv), "--style", STYLE, *flags, "--json", str(out)]) == 0
     d = json.loads(out.read_text())
-    validate(d, "style_audit_report")
+    validate(d, "audit")
     return d
 
 
@@ -90,12 +91,12 @@ class Battles:
 
 # ------------------------------------------------------------------ tests
 def test_cli_json_equals_the_api_audit_per_action(top1, battles):
-    state = StyleState.fit(battle_data(read_comparisons(battles), STYLE))
+    state = BTState.fit(battle_data(read_comparisons(battles), STYLE))
     n_rows = len(pd.read_csv(battles))
     assert top1["n_comparisons"] == n_rows and top1["exclusions"] == {"total": 0, "by_reason": {}}
     assert top1["settings"]["actions"] == ["drop", "flip", "add"]
     for kind, cli in top1["audits"].items():
-        api = style_audit(state, kind, objective="top1").to_dict()
+        api = audit_of(state, kind, objective="top1").to_dict()
         assert cli["action"] == kind
         for key in ("budget", "fraction", "broken", "verified", "reference_top", "final_top", "budget_limit"):
             assert cli[key] == api[key], (kind, key)
@@ -109,8 +110,8 @@ def test_reference_fit_matches_statsmodels(top1, battles):
     theta, _ = ref.glm()
     order = ref.players[np.argsort(-theta)]
     assert [top1["leader"], top1["runner_up"]] == list(order[:2])
-    assert [c["feature"] for c in top1["style_coefficients"]] == ["s0", "s1"]
-    np.testing.assert_allclose([c["coef"] for c in top1["style_coefficients"]], ref.beta, atol=1e-7)
+    assert [c["name"] for c in top1["coefficients"]] == ["s0", "s1"]
+    np.testing.assert_allclose([c["coef"] for c in top1["coefficients"]], ref.beta, atol=1e-7)
 
 
 @pytest.mark.parametrize("kind", ["drop", "flip", "add"])
@@ -150,7 +151,7 @@ def test_cli_tau_break_confirmed_by_statsmodels(battles, tmp_path, capsys):
 
     d = _cli_json(battles, tmp_path, "--objective", "tau", "--actions", "flip,drop", "--plots", str(tmp_path / "p"))
     assert d["settings"]["tau_threshold"] == 0.9
-    assert (tmp_path / "p" / "style_audit.png").stat().st_size > 0
+    assert (tmp_path / "p" / "objective_vs_budget.png").stat().st_size > 0
     ref = Battles(battles).glm()[0]
     players = Battles(battles).players
     shown = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
@@ -232,11 +233,12 @@ def test_cli_significance_break_confirmed_by_statsmodels(battles, tmp_path, caps
     d = _cli_json(battles, tmp_path, "--objective", "top1", "--significance", "--actions", "flip")
     audit = d["audits"]["flip"]
     assert d["settings"]["significance"] and audit["objective"] == "top1+sig", audit["reason"]
-    assert "loss of significance at level 0.95, sandwich" in " ".join(capsys.readouterr().out.split())
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "no longer significant at level 0.95" in shown and "sandwich" in shown
     assert audit["objective_details"]["covariance"] == "auto" and audit["broken"] and audit["verified"]
     assert d["settings"]["significance_covariance"].startswith("sandwich")
-    st = StyleState.fit(battle_data(read_comparisons(battles), STYLE))
+    st = BTState.fit(battle_data(read_comparisons(battles), STYLE))
     order = st.ranking()
     pairs = [(order[0], b) for b in order[1:]]
-    assert weakest_significance_margin(st.data, pairs, cov_type="HC0") > 0
-    assert weakest_significance_margin(replay(st.data, pd.DataFrame(audit["actions"])), pairs, cov_type="HC0") < 0
+    assert weakest_significance_margin(st.counts, pairs, cov_type="HC0") > 0
+    assert weakest_significance_margin(replay(st.counts, pd.DataFrame(audit["actions"])), pairs, cov_type="HC0") < 0

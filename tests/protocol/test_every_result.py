@@ -47,21 +47,12 @@ def _style():
     return BradleyTerry(frame, style="s0_a:s0_b", position_effect=True).fit("mle")
 
 
-def _style_audit():
-    from bayesrank.bt.simulate import simulate_style_battles
-    from bayesrank.data import Comparisons, pair_rows
-    from bayesrank.influence.covariates import StyleState, style_audit
-
-    frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
-    return style_audit(StyleState.fit(pair_rows(Comparisons.from_frame(frame), "s0_a:s0_b")), kind="flip", k=1)
-
-
 def _style_audit_report():
     from bayesrank.bt.simulate import simulate_style_battles
-    from bayesrank.influence.covariates import audit_report
+    from bayesrank.influence import audit
 
     frame, _, _ = simulate_style_battles(n_players=5, n_battles=1500, seed=2)
-    return audit_report(frame, style="s0_a:s0_b", objective="top1", actions=("drop", "flip"))
+    return audit(frame, style="s0_a:s0_b", objective="top1", actions=("drop", "flip"), position_effect=True)
 
 
 def _hja():
@@ -105,8 +96,8 @@ def _items():
 
 
 BUILDERS = {"LeaderboardFit (mle)": _bt_fit, "LeaderboardFit (bootstrap)": _bootstrap, "RankAnalysis": _ranks,
-            "AuditReport": _audit, "LeaderboardFit (style + position)": _style, "StyleAudit": _style_audit,
-            "StyleAuditReport": _style_audit_report, "HJAFit": _hja,
+            "AuditReport": _audit, "LeaderboardFit (style + position)": _style,
+            "AuditReport (style + position)": _style_audit_report, "HJAFit": _hja,
             "CalibrationReport": _calibration, "GridAnalysis": _grid, "ReviewReport": _review, "ItemsAnalysis": _items}
 
 
@@ -142,8 +133,6 @@ def test_every_result_class_is_covered():
     import bayesrank.configflip.paired  # noqa: F401
     import bayesrank.configflip.posterior  # noqa: F401
     import bayesrank.hja.model  # noqa: F401
-    import bayesrank.influence.covariates  # noqa: F401
-    import bayesrank.influence.covariates.report  # noqa: F401
     import bayesrank.influence.result  # noqa: F401
     import bayesrank.items.result  # noqa: F401
     import bayesrank.review.report  # noqa: F401

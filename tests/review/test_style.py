@@ -178,7 +178,7 @@ def test_significant_style_claim_gets_a_verified_loss_of_significance(report, ba
     audited = {a: p for a, p in styled.significance_perturbation.items() if p["broken"]}
     assert audited, styled.significance_perturbation
     for action, p in audited.items():
-        assert p["verified"] and p["objective"] == "pair:solid>p2+sig"
+        assert p["verified"] and p["objective"] == "solid>p2+sig"
         assert p["objective_details"]["mode"] == "significance" and p["objective_details"]["covariance"] == "auto"
         actions = pd.DataFrame(p["actions"])
         z = norm.ppf(0.95)
