@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from bayesrank.influence.cli import single_blas_thread
+from bayesrank.blas import single_blas_thread
 
 from bayesrank.bt.mle import constrained_covariance, fit_newton
 from bayesrank.data import read_comparisons

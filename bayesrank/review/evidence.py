@@ -186,12 +186,17 @@ def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int
     the cluster code of each row the entry's actions name, ``n_clusters`` of them in all) the
     witness is measured by the clusters it touches (at least ``budget / m``: added comparisons count
     as new clusters of at most ``m = comparisons_per_cluster``): ``clusters``, ``fraction = clusters /
-    relative_to.n``, ``fraction_of_all = clusters / n_clusters``."""
+    relative_to.n``, ``fraction_of_all = clusters / n_clusters``; a ``drop-cluster`` witness's budget
+    is its number of clusters."""
     n = rel["n"]
     budget = entry.get("budget")
     entry["relative_to"] = dict(rel)
     size = budget
-    if cluster is not None and budget is not None:
+    acts = entry.get("actions", [])
+    if cluster is not None and budget is not None and acts and all(a.get("kind") == "drop-cluster" for a in acts):
+        entry["clusters"] = size = budget  # whole clusters removed: the budget counts them
+        n_all = n_clusters
+    elif cluster is not None and budget is not None:
         rows = [int(a["row"]) for a in entry.get("actions", []) if a.get("row") is not None]
         touched = len(set(np.asarray(cluster)[rows].tolist()))
         # added comparisons are new evidence: counted as new clusters of at most m comparisons each

@@ -234,3 +234,27 @@ def test_joint_statement_is_holm_over_the_claims(diluted_reports):
     assert "<b>Jointly.</b>" in page and "**Jointly.**" in md
     assert "Fractions are of the claim's evidence: effective comparisons informing the binding contrast" in page
     validate(json.loads(rep.to_json()), "review")
+
+
+def test_a_drop_cluster_witness_counts_its_own_clusters():
+    """A whole-cluster audit (influence action drop-cluster) is measured by the clusters it removed:
+    on the LLMFAO panel clustered by prompt, the top-1 claim's drop-cluster witness from the one audit
+    engine gets ``clusters = budget`` and fractions of the claim's effective clusters / of all clusters."""
+    from bayesrank.data import read_comparisons
+    from bayesrank.data.aggregate import pair_rows
+    from bayesrank.datasets import path
+    from bayesrank.influence.greedy import greedy_audit
+    from bayesrank.influence.state import BTState
+    from bayesrank.review import evidence
+
+    comps = read_comparisons(path("llmfao-panel"))
+    st = BTState.fit(pair_rows(comps, (), cluster="id", ordered=True, per_comparison=True))
+    res = greedy_audit(st, "top1", "drop-cluster", budget=max(1, st.counts.n_clusters // 2))
+    entry = {k: v for k, v in res.to_dict().items() if k in ("broken", "budget", "verified", "actions", "reason",
+                                                              "budget_limit", "curve")}
+    rel = {"what": "effective clusters", "n": 40.0, "unit": "clusters", "comparisons_per_cluster": 5.0}
+    evidence.annotate(entry, rel, st.counts.n_comparisons, cluster=st.counts.cluster, n_clusters=st.counts.n_clusters)
+    assert entry["broken"] and entry["verified"], entry["reason"]
+    assert entry["clusters"] == entry["budget"] == len(entry["actions"])
+    assert entry["fraction"] == pytest.approx(entry["budget"] / 40.0)
+    assert entry["fraction_of_all"] == pytest.approx(entry["budget"] / st.counts.n_clusters)
