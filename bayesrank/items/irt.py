@@ -17,7 +17,8 @@ has eigenvalues 0.86–1.22), which is what a diagonal mass matrix needs.
 * :func:`fit_laplace`: the posterior mode (trust-region Newton with the analytic gradient and
   Hessian) and the Gaussian with the inverse negative Hessian (``review --fast``).
 * :func:`fit_nuts`: NUTS (nutpie) on the same log density, a numba kernel for its value and
-  gradient (equal to the PyMC model's to rounding: tested); ``sampler="pymc"`` samples
+  gradient (equal to the PyMC model's to rounding: tested) that nutpie calls as a C function
+  (:func:`bayesrank.items.likelihood.compiled_density`: no Python, no GIL per call); ``sampler="pymc"`` samples
   :func:`build_rasch_model` with PyMC's own NUTS instead (the reference; slower). The quadrature
   grid is chosen for the σ range the Laplace fit allows (σ̂·e^{8·sd(log σ)}), and the draws are
   checked against it.
@@ -214,7 +215,8 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
     """NUTS on the collapsed model, with diagnostics (R-hat, ESS, divergences) and PSIS-LOO over
     items (:func:`loo_items`).
 
-    ``sampler="nutpie"`` (default): nutpie on :func:`log_posterior` (numba kernel), chains started at
+    ``sampler="nutpie"`` (default): nutpie on :func:`log_posterior` (the numba kernel as a C-callable
+    density, :func:`bayesrank.items.likelihood.compiled_density`), chains started at
     draws of the Laplace approximation (``laplace``, fitted when not given), on the grid of
     :func:`nuts_grid`; if a draw of σ leaves that grid's range the chains are re-run on the default
     grid. ``sampler="pymc"``: PyMC's NUTS on :func:`build_rasch_model`. ``stats``: the data's
@@ -276,9 +278,9 @@ def _nutpie(st: RaschStats, laplace: RaschFit, prior, seed, draws, tune, chains,
         theta, mu, sigma = _unpack(x, m)
         return {"theta": theta, "mu": np.asarray(mu), "sigma": np.asarray(sigma)}
 
-    from bayesrank.items.likelihood import log_posterior_function
+    from bayesrank.items.likelihood import compiled_density
 
-    return sample_logp(log_posterior_function(st, prior), m + 1, expand,
+    return sample_logp(compiled_density(st, prior), m + 1, expand,
                        {"theta": (m,), "mu": (), "sigma": ()}, init=init, draws=draws, tune=tune, chains=chains,
                        seed=seed, target_accept=target_accept, coords={"player": [str(p) for p in st.players]},
                        dims={"theta": ("player",)}, progress=progress, label="NUTS (item-response model)")

@@ -284,6 +284,96 @@ def log_posterior_function(st: RaschStats, prior: dict):
     return logp
 
 
+#: ``data`` layout of the C-callable density: a header (length, M, Q, P, G, σ_θ, σ_μ, σ_σ), then the
+#: quadrature nodes and log weights (Q each), the trial patterns (P × M, row-major), each group's
+#: pattern, total and item count (G each) and the model totals (M). One array, so the compiled
+#: cfuncs do not depend on the data set (cached on disk once) and nutpie passes it by pointer.
+HEADER = 8
+_CFUNCS = None
+
+
+def _cfuncs():
+    """(logp cfunc, expand cfunc) of :func:`_log_posterior_py` for nutpie (no Python, no GIL per call)."""
+    global _CFUNCS
+    if _CFUNCS is None:
+        import numba
+        from numba import cfunc, types
+
+        post = _compiled()[1]
+
+        sig_logp = types.int64(types.uint64, types.CPointer(types.double), types.CPointer(types.double),
+                               types.CPointer(types.double), types.voidptr)
+
+        @cfunc(sig_logp, cache=True)
+        def logp_c(dim, x_, out_, logp_, data_):
+            head = numba.carray(data_, (1,), np.float64)
+            data = numba.carray(data_, (int(head[0]),), np.float64)
+            m, q, p, g = int(data[1]), int(data[2]), int(data[3]), int(data[4])
+            o = HEADER
+            xn = data[o:o + q]
+            logw = data[o + q:o + 2 * q]
+            o += 2 * q
+            patterns = data[o:o + p * m].reshape((p, m))
+            o += p * m
+            gpat = np.empty(g, dtype=np.int64)
+            for k in range(g):
+                gpat[k] = int(data[o + k])
+            gtot = data[o + g:o + 2 * g]
+            gcnt = data[o + 2 * g:o + 3 * g]
+            totals = data[o + 3 * g:o + 3 * g + m]
+            x = numba.carray(x_, (dim,))
+            out = numba.carray(out_, (dim,))
+            lp, grad = post(x, data[5], data[6], data[7], xn, logw, patterns, gpat, gtot, gcnt, totals)
+            logp_[0] = lp
+            for k in range(dim):
+                out[k] = grad[k]
+                if not np.isfinite(grad[k]):
+                    return 3
+            if not np.isfinite(lp):
+                return 4
+            return 0
+
+        sig_expand = types.int64(types.uint64, types.uint64, types.CPointer(types.double), types.CPointer(types.double),
+                                 types.voidptr)
+
+        @cfunc(sig_expand, cache=True)
+        def expand_c(dim, n_expanded, x_, out_, data_):
+            x = numba.carray(x_, (dim,))
+            out = numba.carray(out_, (n_expanded,))
+            n = dim - 1  # models
+            s = 0.0
+            for j in range(n - 1):
+                s += x[j]
+            sq = np.sqrt(n)
+            for j in range(n - 1):
+                out[j] = x[j] - s / (sq + n)
+            out[n - 1] = -s / sq
+            out[n] = x[n - 1]  # μ
+            out[n + 1] = np.exp(x[n])  # σ
+            return 0
+
+        _CFUNCS = (logp_c, expand_c)
+    return _CFUNCS
+
+
+def density_data(st: RaschStats, prior: dict) -> np.ndarray:
+    """The statistics and priors packed in the layout the cfuncs read (``HEADER``)."""
+    m, q, p, g = len(st.players), len(st.x_nodes), len(st.patterns), len(st.group_total)
+    body = np.concatenate([st.x_nodes, st.log_w, np.ravel(st.patterns), st.group_pattern.astype(float),
+                           st.group_total, st.group_count, st.totals])
+    head = np.array([HEADER + len(body), m, q, p, g, prior["theta"], prior["mu"], prior["sigma"]], dtype=float)
+    return np.ascontiguousarray(np.concatenate([head, body]))
+
+
+def compiled_density(st: RaschStats, prior: dict):
+    """The NUTS density as nutpie calls it without Python (:class:`bayesrank.stats.nuts.CFuncDensity`):
+    the same function as :func:`log_posterior_function`; stored variables θ (M), μ, σ."""
+    from bayesrank.stats.nuts import CFuncDensity
+
+    logp_c, expand_c = _cfuncs()
+    return CFuncDensity(logp_c.address, expand_c.address, density_data(st, prior), owner=(logp_c, expand_c))
+
+
 def loglik(theta, mu, sigma, st: RaschStats, grad: bool = False, per_group: bool = False):
     """Collapsed log-likelihood (without the binomial constants); with ``grad`` also its gradient with
     respect to θ (M,), μ and σ; with ``per_group`` the log I_g (G,) instead."""

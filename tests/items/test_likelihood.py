@@ -100,3 +100,33 @@ def test_nuts_grid_is_as_accurate_as_stated_and_fails_outside_its_range():
     # the default grid itself agrees with a finer one at the prior's largest σ
     fine = st.regrid(40.0)
     assert abs(irt.loglik(theta, -0.5, 10.0, st) - irt.loglik(theta, -0.5, 10.0, fine)) / d.n_items < 1e-10
+
+
+@pytest.mark.parametrize("data", ["binary", "repeats"])
+def test_c_callable_density_equals_the_python_one(data):
+    """The cfuncs nutpie calls without Python (bayesrank.stats.nuts.CFuncDensity) give the same log
+    density, gradient and stored variables (θ, μ, σ) as the NumPy/numba functions, called through ctypes."""
+    import ctypes
+
+    from bayesrank.items.likelihood import compiled_density
+
+    d = ItemScores.from_long(long_frame(rasch_matrix(5, 120, seed=7))) if data == "binary" else _repeats(seed=5)
+    st = irt.sufficient(d)
+    cd = compiled_density(st, irt.PRIOR)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    logp = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, dbl, dbl, dbl, ctypes.c_void_p)(cd.logp_address)
+    expand = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64, dbl, dbl,
+                              ctypes.c_void_p)(cd.expand_address)
+    m = d.n_models
+    py = log_posterior_function(st, irt.PRIOR)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = np.concatenate([rng.normal(0, 0.8, m - 1), rng.normal(0, 1, 1), [np.log(rng.uniform(0.3, 3))]])
+        g, lp, out = np.zeros(m + 1), np.zeros(1), np.zeros(m + 2)
+        assert logp(m + 1, x.ctypes.data_as(dbl), g.ctypes.data_as(dbl), lp.ctypes.data_as(dbl), cd.data.ctypes.data) == 0
+        v, gr = py(x)
+        assert lp[0] == pytest.approx(v, abs=1e-12)
+        np.testing.assert_allclose(g, gr, rtol=1e-13, atol=1e-12)
+        assert expand(m + 1, m + 2, x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), cd.data.ctypes.data) == 0
+        np.testing.assert_allclose(out[:m], irt.zerosum(x[: m - 1]), atol=1e-14)
+        assert out[m] == x[m - 1] and out[m + 1] == pytest.approx(np.exp(x[m]), rel=1e-15)
