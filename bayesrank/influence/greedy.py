@@ -160,6 +160,8 @@ def score_candidates(objective: Objective, st: BTState, cand: Candidates, presel
     if preselect is None:  # rows with covariates: a CI objective's Newton point costs an O(N) pass per candidate
         preselect = objective.preselect_size if st.fast or not objective.uses_hinv else min(objective.preselect_size, 32)
     cheap = objective.preselect_order
+    if cand.members is not None and cheap is None:  # whole clusters: a Woodbury solve per cluster, screened by first order
+        cheap = "first"
     if cheap is not None and len(cand) > preselect:
         rough = objective.delta(st, cand, 1.0, cheap)
         top = np.argsort(rough, kind="stable")[:preselect]

@@ -426,6 +426,8 @@ class BTState:
         sel = np.arange(len(cand)) if idx is None else np.atleast_1d(idx)
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))[sel] if np.ndim(m) else np.full(len(sel), float(m))
         if cand.members is not None:
+            if order == "first":
+                return self._group_first(cand, sel, m)
             return np.stack([self._group_shift(cand, int(n), float(mm), order) for n, mm in zip(sel, m)]) \
                 if len(sel) else np.zeros((0, self.n_params))
         rows = cand.r[sel]
@@ -451,6 +453,19 @@ class BTState:
         big = hj.transpose(1, 0, 2).reshape(self.n_params, -1)
         jd = self.j_dot(rows, big)  # (M, L, M·L)
         return big, jd.reshape(-1, big.shape[1])
+
+    def _group_first(self, cand, sel, m) -> np.ndarray:
+        """First-order Δφ of group candidates ``sel``: the sum of their rows' ``−H⁻¹J_r G_r`` (vectorised)."""
+        ptr, rows, deltas = cand.members
+        parts = [np.arange(ptr[n], ptr[n + 1]) for n in sel]
+        if not parts:
+            return np.zeros((0, self.n_params))
+        idx = np.concatenate(parts)
+        s, _ = self.local_derivatives(rows[idx])
+        g = np.einsum("mo,mol->ml", deltas[idx], s)
+        per_row = -np.einsum("mpl,ml->mp", self.hj(rows[idx]), g)
+        starts = np.concatenate([[0], np.cumsum([len(q) for q in parts])[:-1]])
+        return np.add.reduceat(per_row, starts, axis=0) * np.asarray(m, float)[:, None]
 
     def _group_shift(self, cand, n: int, m: float, order: str) -> np.ndarray:
         rows, delta = cand.member_rows(n)
