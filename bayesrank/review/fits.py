@@ -94,7 +94,7 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
         half = BradleyTerry(bt.rows, ties="half", level=bt.level, prior_sigma=bt.prior_sigma, ridge=bt.ridge,
                             position_effect=bt.position, beta_sigma=bt.beta_sigma)
         if fast or not nuts:
-            post = laplace_twin(half, seed=seed) if fast else half.fit("laplace", seed=seed)
+            post = laplace_twin(half, seed=seed)
         else:  # only its draws are used: no predictive check or PSIS-LOO (the Davidson fit's are reported)
             post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune, ppc=False,
                             loo=False)

@@ -74,3 +74,18 @@ def test_map_row_is_the_map_fit():
         np.testing.assert_allclose(getattr(mine, field), getattr(ref, field), rtol=0, atol=1e-10)
     np.testing.assert_allclose(mine.cov, ref.cov, rtol=0, atol=1e-12)
     assert mine.diagnostics.converged and "(MAP)" in mine.diagnostics.method
+
+
+def test_review_without_nuts_builds_no_pymc_model():
+    """With ties (LLMFAO) and ``nuts=False`` every Bayesian row of the review is the NumPy twin: no
+    PyMC model is built or compiled (run in a fresh interpreter; fails if a fit imports PyMC)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json\nfrom bayesrank.review import review\nrep = review('llmfao', nuts=False)\n"
+            "print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] in ('pymc', 'pytensor')),"
+            " rep.results['fits']['claims'].method]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    heavy, method = json.loads(out.strip().splitlines()[-1])
+    assert heavy == [] and method == "laplace, half-win, adjusted to the sandwich"
