@@ -292,67 +292,71 @@ HEADER = 8
 _CFUNCS = None
 
 
+def _logp_c_py(dim, x_, out_, logp_, data_):
+    """nutpie's log-density callback (a numba ``cfunc``): unpack ``data`` (``HEADER`` layout) and call
+    :func:`_log_posterior_py`. Module level, not a closure, so numba's on-disk cache is hit."""
+    head = numba.carray(data_, (1,), np.float64)
+    data = numba.carray(data_, (int(head[0]),), np.float64)
+    m, q, p, g = int(data[1]), int(data[2]), int(data[3]), int(data[4])
+    o = HEADER
+    xn = data[o:o + q]
+    logw = data[o + q:o + 2 * q]
+    o += 2 * q
+    patterns = data[o:o + p * m].reshape((p, m))
+    o += p * m
+    gpat = np.empty(g, dtype=np.int64)
+    for k in range(g):
+        gpat[k] = int(data[o + k])
+    gtot = data[o + g:o + 2 * g]
+    gcnt = data[o + 2 * g:o + 3 * g]
+    totals = data[o + 3 * g:o + 3 * g + m]
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (dim,))
+    lp, grad = _log_posterior_nb(x, data[5], data[6], data[7], xn, logw, patterns, gpat, gtot, gcnt, totals)
+    logp_[0] = lp
+    for k in range(dim):
+        out[k] = grad[k]
+        if not np.isfinite(grad[k]):
+            return 3
+    if not np.isfinite(lp):
+        return 4
+    return 0
+
+
+def _expand_c_py(dim, n_expanded, x_, out_, data_):
+    """nutpie's expand callback: θ (the zero-sum transform of z), μ, σ = e^{log σ}."""
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (n_expanded,))
+    n = dim - 1  # models
+    s = 0.0
+    for j in range(n - 1):
+        s += x[j]
+    sq = np.sqrt(n)
+    for j in range(n - 1):
+        out[j] = x[j] - s / (sq + n)
+    out[n - 1] = -s / sq
+    out[n] = x[n - 1]  # μ
+    out[n + 1] = np.exp(x[n])  # σ
+    return 0
+
+
+numba = None  # imported on first use of the compiled kernels (start-up stays light)
+
+
 def _cfuncs():
     """(logp cfunc, expand cfunc) of :func:`_log_posterior_py` for nutpie (no Python, no GIL per call)."""
-    global _CFUNCS
+    global _CFUNCS, numba
     if _CFUNCS is None:
-        import numba
+        import numba as _numba
         from numba import cfunc, types
 
-        post = _compiled()[1]
-
+        numba = _numba  # the callbacks' global
+        _compiled()  # _log_posterior_nb, which _logp_c_py calls
         sig_logp = types.int64(types.uint64, types.CPointer(types.double), types.CPointer(types.double),
                                types.CPointer(types.double), types.voidptr)
-
-        @cfunc(sig_logp, cache=True)
-        def logp_c(dim, x_, out_, logp_, data_):
-            head = numba.carray(data_, (1,), np.float64)
-            data = numba.carray(data_, (int(head[0]),), np.float64)
-            m, q, p, g = int(data[1]), int(data[2]), int(data[3]), int(data[4])
-            o = HEADER
-            xn = data[o:o + q]
-            logw = data[o + q:o + 2 * q]
-            o += 2 * q
-            patterns = data[o:o + p * m].reshape((p, m))
-            o += p * m
-            gpat = np.empty(g, dtype=np.int64)
-            for k in range(g):
-                gpat[k] = int(data[o + k])
-            gtot = data[o + g:o + 2 * g]
-            gcnt = data[o + 2 * g:o + 3 * g]
-            totals = data[o + 3 * g:o + 3 * g + m]
-            x = numba.carray(x_, (dim,))
-            out = numba.carray(out_, (dim,))
-            lp, grad = post(x, data[5], data[6], data[7], xn, logw, patterns, gpat, gtot, gcnt, totals)
-            logp_[0] = lp
-            for k in range(dim):
-                out[k] = grad[k]
-                if not np.isfinite(grad[k]):
-                    return 3
-            if not np.isfinite(lp):
-                return 4
-            return 0
-
         sig_expand = types.int64(types.uint64, types.uint64, types.CPointer(types.double), types.CPointer(types.double),
                                  types.voidptr)
-
-        @cfunc(sig_expand, cache=True)
-        def expand_c(dim, n_expanded, x_, out_, data_):
-            x = numba.carray(x_, (dim,))
-            out = numba.carray(out_, (n_expanded,))
-            n = dim - 1  # models
-            s = 0.0
-            for j in range(n - 1):
-                s += x[j]
-            sq = np.sqrt(n)
-            for j in range(n - 1):
-                out[j] = x[j] - s / (sq + n)
-            out[n - 1] = -s / sq
-            out[n] = x[n - 1]  # μ
-            out[n + 1] = np.exp(x[n])  # σ
-            return 0
-
-        _CFUNCS = (logp_c, expand_c)
+        _CFUNCS = (cfunc(sig_logp, cache=True)(_logp_c_py), cfunc(sig_expand, cache=True)(_expand_c_py))
     return _CFUNCS
 
 
