@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from bayesrank.review.numbers import count, p_value, percent, plural, probability
 
-VERBS = {"drop": "dropping", "flip": "flipping", "add": "adding"}
+VERBS = {"drop": "dropping", "flip": "flipping", "add": "adding", "drop-cluster": "dropping"}
 
 
 def perturbation_phrase(action: str, entry: dict) -> str:
@@ -15,6 +15,8 @@ def perturbation_phrase(action: str, entry: dict) -> str:
     if entry.get("what"):
         return entry["what"]
     verb = VERBS.get(action)
+    if action == "drop-cluster" and verb:
+        return f"{verb} {plural(entry['budget'], 'whole cluster')}"
     where = "" if entry.get("clusters") is None else f" in {plural(entry['clusters'], 'cluster')}"
     return f"{verb} {plural(entry['budget'], 'comparison')}{where}" if verb else plural(entry["budget"], f"{action} change")
 
@@ -43,7 +45,7 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
             parts.append(f"the {bayesian.get('method', 'posterior')} posterior did not converge")
     found = [(a, d) for a, d in perturbation.items() if d.get("broken") and d.get("verified")]
     rel = next((d["relative_to"] for d in perturbation.values() if d.get("relative_to")), None)
-    audited = set(perturbation) <= {"drop", "flip", "add"}  # greedy audits (else: observed changes of estimator, ...)
+    audited = set(perturbation) <= {"drop", "flip", "add", "drop-cluster"}  # greedy audits (else: observed changes of estimator, ...)
     of = ""
     if rel and "unit" not in rel:  # a count of units named by ``what`` (per-item results)
         of = f" of the {count(rel['n'])} {rel['what']}"
@@ -61,7 +63,8 @@ def reason(frequentist: dict, bayesian: dict | None, perturbation: dict, verdict
         # not a greedy search (configurations, estimators) or an exact minimum (per-item results): its own words
         parts.extend(dict.fromkeys(str(d.get("reason")) for d in perturbation.values() if d.get("reason")))
     elif perturbation and any(d.get("broken") is not None for d in perturbation.values()):
-        reached = [d.get("searched_to") for d in perturbation.values() if d.get("broken") is not None]
+        reached = [d.get("searched_to") for d in perturbation.values()
+                   if d.get("broken") is not None and d.get("searched_unit") != "clusters"]
         low = min((r for r in reached if r is not None), default=None)
         per = float(rel.get("comparisons_per_cluster") or 1.0) if rel else 1.0
         if rel and low is not None and rel["n"] > 0 and per > 1:  # clusters: the comparisons of that many clusters

@@ -142,6 +142,16 @@ def threshold_comparisons(rel: dict, fragile_below: float) -> float:
 FILL_ABOVE = 50_000  # fill greedy steps when the claim's evidence exceeds this many comparisons
 
 
+def cluster_audit_options(rel: dict, fragile_below: float, budget: int | None) -> dict:
+    """The options of the whole-cluster audit (``drop-cluster``: its budget counts clusters):
+    ``ceil(max(5%, fragile_below) · n_eff)`` clusters (a ``--budget`` in comparisons: the clusters of
+    that many comparisons, ``ceil(budget / m)``), step cap 2% of n_eff."""
+    n = rel["n"]
+    user = None if budget is None else max(1, math.ceil(budget / comparisons_per_unit(rel) - 1e-9))
+    return {"budget": audit_budget(n, fragile_below, user), "step_cap": step_cap(n), "fill_steps": False,
+            "stop_early": False}
+
+
 def audit_options(rel: dict, fragile_below: float, budget: int | None) -> dict:
     """The greedy audit's options for a claim with evidence ``rel``: budget (:func:`audit_budget`),
     step cap (:func:`step_cap`), step filling above :data:`FILL_ABOVE` comparisons, no linear early
@@ -180,7 +190,8 @@ def searched_to(entry: dict) -> float | None:
     return float(curve[-1]["budget"]) if curve else 0.0
 
 
-def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int | None = None) -> dict:
+def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int | None = None,
+             whole_clusters: bool = False) -> dict:
     """Add ``relative_to``, ``fraction = budget / relative_to.n``, ``fraction_of_all = budget / N``
     and ``searched_to`` to one perturbation entry (in place; returned). With clusters (``cluster``:
     the cluster code of each row the entry's actions name, ``n_clusters`` of them in all) the
@@ -193,8 +204,11 @@ def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int
     entry["relative_to"] = dict(rel)
     size = budget
     acts = entry.get("actions", [])
-    if cluster is not None and budget is not None and acts and all(a.get("kind") == "drop-cluster" for a in acts):
-        entry["clusters"] = size = budget  # whole clusters removed: the budget counts them
+    if whole_clusters or (cluster is not None and budget is not None and acts
+                          and all(a.get("kind") == "drop-cluster" for a in acts)):
+        # a whole-cluster audit: its budget counts the clusters removed, its search reached searched_to clusters
+        entry["clusters"] = size = budget
+        entry["searched_unit"] = "clusters"
         n_all = n_clusters
     elif cluster is not None and budget is not None:
         rows = [int(a["row"]) for a in entry.get("actions", []) if a.get("row") is not None]
@@ -208,7 +222,12 @@ def annotate(entry: dict, rel: dict, n_all: float, cluster=None, n_clusters: int
     return entry
 
 
-def covers(entries: dict, threshold_count: float) -> bool:
-    """Whether every audited action searched up to ``threshold_count`` (= fragile_below · n_eff)."""
-    reached = [searched_to(e) for e in entries.values()]
-    return all(r is not None and r >= threshold_count - 1e-9 for r in reached) and bool(reached)
+def covers(entries: dict, threshold_count: float, threshold_clusters: float | None = None) -> bool:
+    """Whether every audited action searched up to ``threshold_count`` comparisons (= fragile_below ·
+    n_eff [· m]) — whole-cluster audits up to ``threshold_clusters`` clusters (= fragile_below · n_eff)."""
+    ok = []
+    for e in entries.values():
+        r = searched_to(e)
+        need = threshold_clusters if e.get("searched_unit") == "clusters" else threshold_count
+        ok.append(r is not None and r >= need - 1e-9)
+    return bool(ok) and all(ok)

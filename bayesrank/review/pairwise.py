@@ -43,6 +43,7 @@ from bayesrank.review.verdict import (
 )
 
 ACTIONS = ("drop", "flip", "add")
+CLUSTER_ACTION = "drop-cluster"  # with --cluster: remove whole clusters (the audit's budget counts clusters)
 
 
 # ---------------------------------------------------------------------------------- claim margins
@@ -238,7 +239,13 @@ def row_level(state) -> bool:
     return bool(state.counts.unit or not state.fast)
 
 
-def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, **objective) -> dict:
+def claim_actions(rel: dict) -> tuple[str, ...]:
+    """The audits' action types: drop, flip, add, and with clusters ``drop-cluster`` (whole clusters)."""
+    return ACTIONS + ((CLUSTER_ACTION,) if rel.get("unit") == "clusters" else ())
+
+
+def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, cluster_opts: dict | None = None,
+               **objective) -> dict:
     """The audit of one claim's objective on comparison rows (the one engine,
     :func:`bayesrank.influence.greedy.greedy_audit`: drop, flip and add comparison rows with their
     covariates and clusters, verified by exact refits) with each action, each entry annotated with
@@ -256,10 +263,11 @@ def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, *
     out = {}
     for action in actions:
         say(f"{label} × {action}")
-        res = greedy_audit(state, spec, action, **opts, **objective).to_dict()
+        whole = action == CLUSTER_ACTION
+        res = greedy_audit(state, spec, action, **(cluster_opts if whole else opts), **objective).to_dict()
         entry = {k: res[k] for k in ("broken", "budget", "verified", "actions", "reason", "budget_limit", "curve")}
         evidence.annotate(entry, rel, d.n_comparisons, cluster=d.cluster if rel.get("unit") == "clusters" else None,
-                          n_clusters=d.n_clusters)
+                          n_clusters=d.n_clusters, whole_clusters=whole)
         entry.pop("curve")
         if objective.get("significance"):
             entry.update(objective=res["objective"], objective_details=res["objective_details"])
@@ -289,6 +297,7 @@ def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, ac
     from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
+    actions = claim_actions(rel) if actions is ACTIONS else actions
     if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
         return not_audited("the claim is false at the point estimate", actions, rel)
     opts = evidence.audit_options(rel, fragile_below, budget)
@@ -297,7 +306,8 @@ def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, ac
             objective = _row_objective(claim, state)
         except InputError as why:
             return not_audited(f"the claim is false at the point estimate: {why}", actions, rel)
-        return row_audits(state, progress or (lambda *a: None), claim.text, rel, opts, actions, **objective)
+        return row_audits(state, progress or (lambda *a: None), claim.text, rel, opts, actions,
+                          cluster_opts=evidence.cluster_audit_options(rel, fragile_below, budget), **objective)
     report = audit(state, objective=claim.objective, actions=actions, seed=seed, **opts)
     return {a: evidence.annotate(report.audits[a].to_dict(), rel, state.n_matches) for a in actions}
 
@@ -357,7 +367,7 @@ def searched(perturbation: dict, rel: dict, fragile_below: float) -> bool:
     (vacuously when the claim was not audited)."""
     if all(p.get("broken") is None for p in perturbation.values()):
         return True
-    return evidence.covers(perturbation, evidence.threshold_comparisons(rel, fragile_below))
+    return evidence.covers(perturbation, evidence.threshold_comparisons(rel, fragile_below), fragile_below * rel["n"])
 
 
 def decide(freq: dict, bay: dict | None, pert: dict, rel: dict, fragile_below: float) -> str:

@@ -80,7 +80,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         notes.append(f"The frequentist and Bayesian answers account for {what}; the perturbation answers audit the "
                      "same model's point estimate (row-level audit: drop, flip and add comparisons"
                      + (", each witness measured by the clusters it touches, against the claim's effective "
-                        "clusters; whole clusters are not yet an action" if cluster else "") + ").")
+                        "clusters; and drop whole clusters" if cluster else "") + ").")
     if kind == "judges":
         from bayesrank.review.judges import judge_sections
 

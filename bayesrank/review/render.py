@@ -26,6 +26,7 @@ from bayesrank.review.numbers import (
     p_equals,
     p_value,
     percent,
+    plural,
     probability,
     signed,
 )
@@ -69,7 +70,7 @@ table#claims .verdict { font-size: 11px; padding: 1px 5px; }
 }
 """
 
-ACTION_ORDER = ("drop", "flip", "add", "configuration", "estimator")
+ACTION_ORDER = ("drop", "flip", "add", "drop-cluster", "configuration", "estimator")
 # relative widths of the claims table's columns (it is laid out to the page width: nothing is cut off)
 CLAIM_COLUMNS = (("claim", 16), ("verdict", 10), ("why", 20), ("freq", 15), ("bayes", 9), ("overturn", 15),
                  ("significance", 15))
@@ -122,7 +123,11 @@ def perturbation_cell(p: dict) -> str:
     change of configuration / estimator that reverses nothing)."""
     if p.get("broken") is None:
         return p.get("reason") or "not audited"
-    size = count(p["budget"]) if p.get("clusters") is None else f"{count(p['budget'])} in {count(p['clusters'])} clusters"
+    size = count(p["budget"]) if p.get("clusters") is None else f"{count(p['budget'])} in {plural(p['clusters'], 'cluster')}"
+    if p.get("searched_unit") == "clusters":  # a whole-cluster audit: its budget counts clusters
+        size = f"{count(p['budget'])} clusters" if p.get("budget") is not None else None
+        if not p.get("broken") and p.get("budget_limit") is not None:
+            return f"none found within {count(p['budget_limit'])} clusters"
     if p.get("broken") and p.get("verified"):
         lower = p.get("lower_bound")
         if p.get("exact") is False and lower is not None and lower < p["budget"]:  # witness and bound

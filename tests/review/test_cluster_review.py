@@ -100,8 +100,9 @@ def test_fractions_count_effective_clusters(panel, report):
         for entry in list(claim.perturbation.values()) + list(claim.significance_perturbation.values()):
             if entry.get("broken") is None:
                 continue
-            assert entry["searched_to"] >= 0.01 * rel["n"] * m - 1e-9
-            if entry["broken"]:
+            whole = entry.get("searched_unit") == "clusters"  # drop-cluster: searched in clusters
+            assert entry["searched_to"] >= 0.01 * rel["n"] * (1 if whole else m) - 1e-9
+            if entry["broken"] and not whole:
                 assert entry["clusters"] >= math.ceil(entry["budget"] / m - 1e-9)
                 assert entry["fraction"] == pytest.approx(entry["clusters"] / rel["n"])
                 assert entry["fraction_of_all"] == pytest.approx(entry["clusters"] / 2139)
@@ -110,19 +111,19 @@ def test_fractions_count_effective_clusters(panel, report):
 def test_significance_audit_uses_the_cluster_robust_test():
     """The loss-of-significance audit runs on the clustered rows, whose default covariance is the
     cluster-robust one (the frequentist answer's test); a claim significant at p ≈ 0.012 loses it."""
-    from bayesrank.influence.covariates.report import load_style_state
+    from bayesrank.influence.api import load_state
 
     rep = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=["GPT 4>Claude v1"])
     claim = rep.claims[0]
     assert claim.frequentist["supported"] and claim.frequentist["p_value"] < 0.05
     found = [e for e in claim.significance_perturbation.values() if e.get("broken") and e.get("verified")]
     assert found and all(e["objective_details"]["covariance"] == "auto" for e in found)
-    state = load_style_state(read_comparisons(path("llmfao-panel")), (), cluster="id")
-    assert state.covariance_kind("auto") == "cluster" and state.data.n_clusters == 2139
+    state, _ = load_state(read_comparisons(path("llmfao-panel")), cluster="id")
+    assert state.covariance_kind("auto") == "cluster" and state.counts.n_clusters == 2139
 
 
 def test_report_says_what_the_audits_measure(report):
-    assert any("whole clusters are not yet an action" in n for n in report.notes)
+    assert any("drop whole clusters" in n for n in report.notes)
     md = report.to_markdown()
     assert "effective clusters" in md and " clusters (" in md
     from bayesrank.protocol import validate
@@ -139,7 +140,9 @@ def test_fragile_below_02_with_clusters_searches_the_clusters_range():
     rel = claim.relative_to
     need = 0.2 * rel["n"] * rel["comparisons_per_cluster"]
     for entry in claim.perturbation.values():
-        assert entry["budget_limit"] >= need - 1e-9 and entry["searched_to"] >= need - 1e-9
+        whole = entry.get("searched_unit") == "clusters"
+        lim = 0.2 * rel["n"] if whole else need
+        assert entry["budget_limit"] >= lim - 1e-9 and entry["searched_to"] >= lim - 1e-9
     found = [e["fraction"] for e in claim.perturbation.values() if e["broken"] and e["verified"]]
     assert claim.verdict == ("fragile" if found and min(found) < 0.2 else "supported")
     small = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=[PAIR], fragile_below=0.2,
@@ -171,6 +174,8 @@ def test_clustered_witnesses_replayed_on_the_raw_comparisons(panel):
     assert gap(x0, y0, np.ones(len(y0))) > 0
     m = claim.relative_to["comparisons_per_cluster"]
     for action, entry in claim.perturbation.items():
+        if action == "drop-cluster":  # whole clusters: test_whole_clusters_are_an_action
+            continue
         assert entry["broken"] and entry["verified"], action
         acts = pd.DataFrame(entry["actions"])
         rows = acts["row"].to_numpy()
@@ -190,3 +195,34 @@ def test_clustered_witnesses_replayed_on_the_raw_comparisons(panel):
         touched = len(set(panel["groups"][rows]))
         expect = touched if action != "add" else max(touched, math.ceil(entry["budget"] / m - 1e-9))
         assert entry["clusters"] == expect, action
+
+
+def test_whole_clusters_are_an_action():
+    """With --cluster the audits also drop whole clusters (``drop-cluster``: the budget counts
+    clusters, ceil(max(5%, --fragile-below) · n_eff)); a witness, replayed by dropping those items
+    from the raw comparisons and refitting with statsmodels, reverses the claim."""
+    import pandas as pd
+
+    rep = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=["GPT 4>Claude v1"], fragile_below=0.3)
+    claim = rep.claims[0]
+    entry = claim.perturbation["drop-cluster"]
+    n = claim.relative_to["n"]
+    assert entry["searched_unit"] == "clusters" and entry["budget_limit"] == math.ceil(0.3 * n - 1e-9)
+    assert entry["searched_to"] >= 0.3 * n - 1e-9
+    assert entry["broken"] and entry["verified"]
+    assert entry["fraction"] == pytest.approx(entry["budget"] / n) and entry["clusters"] == entry["budget"]
+    frame = read_comparisons(path("llmfao-panel")).frame
+    codes = frame["id"].astype("category").cat.codes.to_numpy()
+    gone = pd.DataFrame(entry["actions"])["cluster"].to_numpy()
+    assert len(gone) == entry["budget"]
+    keep = ~np.isin(codes, gone)
+    y = frame["outcome"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
+    a, b = frame["model_a"].astype(str).to_numpy(), frame["model_b"].astype(str).to_numpy()
+    players = sorted(set(a) | set(b))
+    idx = {p: k for k, p in enumerate(players)}
+    z = np.zeros((len(frame), len(players)))
+    z[np.arange(len(frame)), [idx[p] for p in a]] += 1
+    z[np.arange(len(frame)), [idx[p] for p in b]] -= 1
+    res = sm.GLM(y[keep], z[keep][:, 1:], family=sm.families.Binomial()).fit(tol=1e-12)
+    theta = np.concatenate([[0.0], res.params])
+    assert theta[idx["GPT 4"]] - theta[idx["Claude v1"]] < 0
