@@ -78,7 +78,10 @@ class BradleyTerry:
     ``"half"`` (LMArena), ``"drop"`` or ``"davidson"``. ``ridge``/``beta_ridge`` penalise
     ``ridge/2 ‖θ‖²`` and ``beta_ridge/2 ‖(α, β)‖²`` in the MLE; ``prior_sigma``, ``beta_sigma`` and
     ``tie_prior_sigma`` are the PyMC priors' scales (MAP = penalised MLE with ridge 1/σ²,
-    beta_ridge 1/σ_β²).
+    beta_ridge 1/σ_β²). ``penalty="firth"``: the ``mle`` and ``bootstrap`` fits are Firth's
+    bias-reduced estimates (:mod:`bayesrank.bt.firth`: finite when a player never won or never lost),
+    with profile penalised-likelihood intervals under ``ci="auto"`` (plain model, ties half or drop;
+    the Bayesian methods use their prior as always).
     """
 
     def __init__(self, data, style=(), *, ties: str = "auto", cluster: str | None = None,
@@ -87,7 +90,7 @@ class BradleyTerry:
                  tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA, beta_sigma: float = DEFAULT_BETA_SIGMA,
                  level: float = 0.95, transform: str = "normalized_diff", standardize: str = "center_scale",
                  format: str = "auto", exclude_invalid: bool = False, columns=None, outcome_map=None,
-                 judge_cols=None):
+                 judge_cols=None, penalty: str | None = None):
         from bayesrank.data.aggregate import pair_rows
         from bayesrank.data.features import parse_style
         from bayesrank.data.readers import read_pairwise
@@ -136,6 +139,8 @@ class BradleyTerry:
         self.reweight = bool(reweight)
         self.min_pair_count = float(min_pair_count)
         self.ridge, self.beta_ridge = float(ridge), float(beta_ridge)
+        self.penalty = _check_penalty(penalty, self)
+        self._firth: dict = {}
         self.prior_sigma, self.beta_sigma = float(prior_sigma), float(beta_sigma)
         self.tie_prior_sigma = float(tie_prior_sigma)
         self.level = level
@@ -209,6 +214,8 @@ class BradleyTerry:
         """(params, Hessian, tie model, NewtonResult) at the (penalised) MLE (cached per tie model);
         with covariates Newton starts at the plain fit (θ of the weighted pair counts, α = β = 0)."""
         ties = ties or self.tie_model_for("mle")
+        if ties not in self._mles and self.penalty == "firth":
+            self._firth[ties], self._mles[ties] = _firth_newton(self.rows, ties)
         if ties not in self._mles:
             check_finite_mle(self.rows, ties, self.ridge)
             start = None
@@ -227,6 +234,11 @@ class BradleyTerry:
         """Newton's convergence flag and the gradient norm of the minimised loss at the returned point."""
         res = self.newton_fit(ties)[3]
         ok = bool(res.converged[0])
+        if self.penalty == "firth":
+            return Diagnostics.optimizer(
+                "firth", ok, float(res.gradient_norm[0]), iterations=int(res.iterations),
+                status=(f"Firth fixed point (Newton on leverage pseudo-counts) reached after {res.iterations} rounds"
+                        if ok else "Firth fixed point not reached"))
         return Diagnostics.optimizer(
             "newton", ok, float(res.gradient_norm[0]), iterations=int(res.iterations),
             status=f"Newton step < 1e-10 after {res.iterations} iterations" if ok else "Newton step did not fall below 1e-10",
@@ -247,6 +259,8 @@ class BradleyTerry:
             kw["plain_method"] = "mle" if plain_ridge == 0 else f"ridge {plain_ridge:g}"
         settings = {"ties_requested": self.ties, "ridge": self.ridge, "prior_sigma": self.prior_sigma,
                     **self._model_settings(), **kw.pop("settings", {})}
+        if self.penalty and method in ("mle", "bootstrap"):
+            settings["penalty"] = self.penalty
         return LeaderboardFit(
             method=method, ties=ties, players=self.players, score=params[:k], lower=lower[:k], upper=upper[:k],
             counts=self.rows, cov=np.asarray(cov, dtype=float), diagnostics=diagnostics, level=self.level,
@@ -315,8 +329,33 @@ class BradleyTerry:
                    "sandwich": "ties scored as half-wins, outcome shares or importance weights: sandwich",
                    "fisher": "no ties to misspecify: Fisher"}
         reason = reasons[kind] if ci == "auto" else "requested"
-        return self._result("mle", ties, params, cov, params - z * sd, params + z * sd, INTERVAL_NAMES[kind],
-                            self.mle_diagnostics(ties), settings={"ci": ci, "ci_used": kind, "ci_reason": reason})
+        lower, upper, name = params - z * sd, params + z * sd, INTERVAL_NAMES[kind]
+        settings = {"ci": ci, "ci_used": kind, "ci_reason": reason}
+        if self.penalty == "firth":
+            name = f"Wald at Firth's estimate ({name})"
+            if ci == "auto":
+                lower, upper = self.profile_intervals(ties)
+                name = PROFILE_INTERVAL
+                settings.update(ci_used="profile", ci_reason="Firth's fit (no finite MLE): profile penalised "
+                                f"likelihood; the covariance is the {INTERVAL_NAMES[kind]} at the estimate")
+        return self._result("mle", ties, params, cov, lower, upper, name, self.mle_diagnostics(ties),
+                            settings=settings)
+
+    def firth_fit(self, ties: str | None = None):
+        """The :class:`bayesrank.bt.firth.FirthFit` behind ``penalty="firth"`` (for profile intervals
+        of any contrast: :func:`bayesrank.bt.firth.profile_interval`)."""
+        ties = ties or self.tie_model_for("mle")
+        self.newton_fit(ties)
+        return self._firth[ties]
+
+    def profile_intervals(self, ties: str | None = None):
+        """(lower, upper) of each player's score (on Σθ = 0) by profile penalised likelihood (Firth)."""
+        from bayesrank.bt.firth import profile_interval
+
+        ties = ties or self.tie_model_for("mle")
+        k = len(self.players)
+        pi = profile_interval(self.rows, self.firth_fit(ties), np.eye(k), level=self.level, ties=ties, p_value=False)
+        return pi.lower, pi.upper
 
     def _fit_bootstrap(self, ties, n_boot, seed, failed, progress):
         if failed not in FAILED_POLICIES:
@@ -324,8 +363,14 @@ class BradleyTerry:
         if n_boot < 2:
             raise InputError(f"n_boot must be at least 2, got {n_boot}")
         params = self.newton_fit(ties)[0]
-        bf = self._bootstrap(ties, n_boot, seed, params, failed, progress)
+        if self.penalty == "firth":
+            bf = _firth_bootstrap(self.rows, ties, n_boot, seed, params)
+        else:
+            bf = self._bootstrap(ties, n_boot, seed, params, failed, progress)
         used = bf.used
+        if len(used) < 2 and self.penalty == "firth":
+            raise NumericalError(f"{bf.n_failed} of {n_boot} bootstrap resamples leave groups of players never compared "
+                                 "with each other (no Firth estimate)")
         if len(used) < 2:
             raise NumericalError(f"{bf.n_failed} of {n_boot} bootstrap replicates have no finite MLE: "
                                  "use failed='ridge' (--bootstrap-failed ridge) or a ridge > 0")
@@ -421,6 +466,61 @@ class BradleyTerry:
             settings["beta_sigma"] = self.beta_sigma
         return self._result("nuts", ties, full.mean(axis=0), np.cov(full.T), lo, hi, "equal-tailed credible", diag,
                             plain_ridge=self._prior_ridge(), draws=full, idata=dt, ppc=ppc_arrays, settings=settings)
+
+
+PROFILE_INTERVAL = "profile penalised likelihood (Firth)"
+PENALTIES = (None, "firth")
+
+
+def _check_penalty(penalty, bt) -> str | None:
+    """``penalty`` (None or "firth") for this model: Firth is the plain model's (ties half or drop)."""
+    if penalty not in PENALTIES:
+        raise InputError(f"penalty must be None or 'firth', got {penalty!r}")
+    if penalty is None:
+        return None
+    why = [what for what, bad in (("a ridge", bt.ridge > 0), ("style features", bt.rows.n_features > 0),
+                                   ("a position effect", bt.position), ("importance weights", bt.rows.weighted),
+                                   ("Davidson ties", bt.ties == "davidson"),
+                                   ("outcomes split in shares", bt.rows.fractional)) if bad]
+    if why:
+        raise InputError(f"Firth's bias reduction is implemented for the plain Bradley–Terry model (half-win or "
+                         f"dropped ties), not with {', '.join(why)}")
+    return penalty
+
+
+def _firth_newton(rows: PairRows, ties: str):
+    """Firth's fit and (θ, information, tie model, result) as :meth:`BradleyTerry.newton_fit`
+    returns the MLE's (the result's gradient is the modified score, its loss −ℓ*)."""
+    from bayesrank.bt.firth import binomial_rows, firth_fit, pieces
+    from bayesrank.bt.mle import NewtonResult
+
+    f = firth_fit(rows, ties=ties)
+    counts = np.array(rows.counts, dtype=float)
+    if ties == "drop":
+        counts[:, 2] = 0.0
+    y, n = binomial_rows(counts, ties)
+    score = pieces(f.theta, rows.i, rows.j, y, n).score
+    res = NewtonResult(params=f.theta, loss=-f.value, hessian=f.info, iterations=f.iterations,
+                       converged=f.converged, gradient=score)
+    return f, (f.theta[0], f.info[0], tie_model(ties), res)
+
+
+def _firth_bootstrap(rows: PairRows, ties: str, n_boot: int, seed: int, start):
+    """Firth refits of the resampled counts (:func:`bayesrank.bt.mle.bootstrap_counts`), as
+    :class:`bayesrank.bt.mle.BootstrapFits`; replicates whose comparison graph is disconnected fail
+    (and are excluded)."""
+    from bayesrank.bt.firth import firth_fit
+    from bayesrank.bt.mle import BootstrapFits, bootstrap_counts
+
+    batch = bootstrap_counts(rows, n_boot, seed)
+    if ties == "drop":
+        batch[..., 2] = 0.0
+    thetas = np.full((n_boot, rows.n_players), np.nan)
+    ok = np.zeros(n_boot, dtype=bool)
+    for lo in range(0, n_boot, 25):
+        f = firth_fit(rows, ties=ties, batch_counts=batch[lo: lo + 25], start=start, strict=False)
+        thetas[lo: lo + 25], ok[lo: lo + 25] = f.theta, f.converged
+    return BootstrapFits(thetas, ~ok, np.zeros(n_boot, dtype=bool), "exclude")
 
 
 def loo_summary(dt) -> dict:

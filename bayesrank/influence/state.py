@@ -589,7 +589,8 @@ def _firth_refit(state: BTState, batch_counts: np.ndarray, with_hinv: bool, star
         thetas[sl] = f.theta
         if with_hinv:
             hess[sl] = f.info
-            hinvs[sl] = np.linalg.inv(np.nan_to_num(f.info) + 1.0 / k) - 1.0 / k
+            good = lo + np.flatnonzero(f.converged)  # a disconnected table has no estimate (NaN)
+            hinvs[good] = np.linalg.inv(f.info[f.converged] + 1.0 / k) - 1.0 / k
     thetas[~ok] = np.nan
     if with_hinv:
         hinvs[~ok] = np.nan

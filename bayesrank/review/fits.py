@@ -41,12 +41,17 @@ NUTS_TUNE = 500
 
 def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, draws: int = NUTS_DRAWS, chains: int = 4,
             progress=None, ridge: float = 0.0, tune: int | None = None, cluster: str | None = None,
-            position_effect: bool = False) -> dict:
+            position_effect: bool = False, penalty: str | None = None) -> dict:
     """Every fit of the table above (``ridge``: the MLE-based fits' L2 penalty; ``tune``: NUTS
-    tuning steps, default :data:`NUTS_TUNE` or ``draws`` if fewer; ``cluster``, ``position_effect``: the model's terms)."""
+    tuning steps, default :data:`NUTS_TUNE` or ``draws`` if fewer; ``cluster``, ``position_effect``: the model's terms).
+    ``penalty="firth"`` (no finite MLE): the MLE-based fits are Firth's bias-reduced fit; its
+    leaderboard intervals are Wald at the estimate (the claims get profile intervals, review.pairwise),
+    and the bootstrap is left out when its resamples have no Firth estimate (a disconnected graph)."""
     from bayesrank.bt import BradleyTerry
+    from bayesrank.errors import NumericalError
 
-    bt = BradleyTerry(comps, level=level, ridge=ridge, cluster=cluster, position_effect=position_effect)
+    bt = BradleyTerry(comps, level=level, ridge=ridge, cluster=cluster, position_effect=position_effect,
+                      penalty=penalty)
     fits = {}
 
     def step(label, fn):
@@ -54,10 +59,19 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
             progress(f"fitting: {label}")
         fits[label] = fn()
 
-    step("default", lambda: bt.fit("mle"))
+    if penalty:
+        kind = "sandwich" if bt.has_ties else "fisher"  # the default interval's covariance rule
+        step("default", lambda: bt.fit("mle", ci=kind))
+    else:
+        step("default", lambda: bt.fit("mle"))
     step("fisher", lambda: bt.fit("mle", ci="fisher"))
     step("sandwich", lambda: bt.fit("mle", ci="sandwich"))
-    step("bootstrap", lambda: bt.fit("bootstrap", n_boot=N_BOOT, seed=seed))
+    try:
+        step("bootstrap", lambda: bt.fit("bootstrap", n_boot=N_BOOT, seed=seed))
+    except NumericalError as e:
+        if not penalty:
+            raise
+        fits["default"].settings["bootstrap_left_out"] = str(e)
     step("laplace", lambda: laplace_twin(bt, seed=seed))
     if not fast:
         step("map", lambda: map_of_laplace(fits["laplace"]))
@@ -84,7 +98,7 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
 
     default = fits["default"]
     base = fits.get("nuts") or fits.get("laplace")
-    if default.interval == "fisher" or base is None:
+    if default.settings.get("ci_used", default.interval) == "fisher" or base is None:
         return base
     from bayesrank.bt import BradleyTerry
 

@@ -138,23 +138,82 @@ def contrast_answer(fit, pairs, level: float, sided: str, interval: str, players
     }
 
 
+def is_firth(fit) -> bool:
+    """Whether ``fit`` is Firth's bias-reduced fit (``BradleyTerry(penalty="firth")``)."""
+    return (getattr(fit, "settings", None) or {}).get("penalty") == "firth"
+
+
+FIRTH_INTERVAL = "profile penalised likelihood (Firth)"
+
+
+def firth_contrast_answer(fit, pairs, level: float, sided: str, players) -> dict:
+    """The intersection–union answer of a set of contrasts under Firth's fit: each contrast's
+    penalised likelihood-ratio test (its signed root ``r`` is the statistic: directional p-value
+    ``Φ(−r)`` one-sided, ``min(1, 2Φ(−r))`` two-sided, as for a Wald ``t``), the binding contrast =
+    the smallest ``r``, and its profile penalised-likelihood interval (one-sided: the lower bound of
+    the two-sided interval at level ``2·level − 1``). A contrast is significant iff its profile
+    interval excludes 0 (``r > z``)."""
+    from bayesrank.bt.firth import FirthFit, binomial_rows, pieces, profile_interval
+
+    rows = fit.counts
+    k = len(players)
+    counts = np.array(rows.counts, dtype=float)
+    if fit.ties == "drop":
+        counts[:, 2] = 0.0
+    y, n = binomial_rows(counts, fit.ties)
+    theta = np.asarray(fit.score, dtype=float)[None]
+    at = pieces(theta, rows.i, rows.j, y, n)
+    firth = FirthFit(theta, at.value, at.info, 0, np.array([True]))
+    c = np.zeros((len(pairs), k))
+    for r, (a, b) in enumerate(pairs):
+        c[r, a], c[r, b] = 1.0, -1.0
+    tests = profile_interval(rows, firth, c, ties=fit.ties, sides=())
+    stat = tests.statistic
+    w = int(np.argmin(stat))
+    z = critical_z(level, sided)
+    one = sided == ONE_SIDED
+    pi = profile_interval(rows, firth, c[w], level=interval_level(level, sided), ties=fit.ties,
+                          sides=(-1,) if one else (-1, 1), p_value=False)
+    return {
+        "estimate": float(tests.estimate[w]),
+        "lower": float(pi.lower[0]),
+        "upper": None if one else _bound(pi.upper[0]),
+        "p_value": float(p_value(stat[w:w + 1], sided)[0]),
+        "sided": sided,
+        "z": z,
+        "interval": FIRTH_INTERVAL,
+        "unit": "logit difference",
+        "contrast": f"{players[pairs[w][0]]} − {players[pairs[w][1]]}",
+        "binding_index": w,
+        "n_contrasts": len(pairs),
+        "supported": bool((stat > z).all()),
+    }
+
+
 def frequentist_answer(claim: Claim, fits: dict, level: float, seed: int) -> dict:
     """The claim's frequentist answer under the default interval, with every interval side by side
-    (for the binding contrast of the default interval)."""
+    (for the binding contrast of the default interval). Under Firth's fit the answer is the profile
+    penalised likelihood's (:func:`firth_contrast_answer`), the Wald intervals at Firth's estimate
+    beside it."""
     default = fits["default"]
     players, theta = default.players, default.score
     if claim.kind == "order":
         return _order_frequentist(fits, level, seed)
     pairs = claim_contrasts(claim, players, theta)
     sided = claim.sided
-    main = contrast_answer(default, pairs, level, sided, default.interval, players)
+    if is_firth(default):
+        main = firth_contrast_answer(default, pairs, level, sided, players)
+    else:
+        main = contrast_answer(default, pairs, level, sided, default.interval, players)
     w = main["binding_index"]
     z = main["z"]
     tabs = {name: contrast_table(fits[name], pairs, z, sided) for name in ("fisher", "sandwich")}
-    tabs["bootstrap"] = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level, sided)
+    if "bootstrap" in fits:
+        tabs["bootstrap"] = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level,
+                                                sided)
     intervals = {name: [float(t["lower"].iloc[w]), _bound(t["upper"].iloc[w])] for name, t in tabs.items()}
     supported_by = {name: bool((t["lower"] > 0).all()) for name, t in tabs.items()}
-    main.pop("_table")
+    main.pop("_table", None)
     return {**main, "intervals": intervals, "supported_by": supported_by}
 
 
@@ -186,8 +245,9 @@ def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
     main = order_test(default.score, default.theta_cov, ref, level, seed=seed)
     tests = {name: order_test(fits[name].score, fits[name].theta_cov, ref, level, seed=seed)
              for name in ("fisher", "sandwich")}
-    boot = fits["bootstrap"].draws[:, :k]
-    tests["bootstrap"] = order_test(default.score, np.cov(boot.T), ref, level, errors=boot - default.score)
+    if "bootstrap" in fits:
+        boot = fits["bootstrap"].draws[:, :k]
+        tests["bootstrap"] = order_test(default.score, np.cov(boot.T), ref, level, errors=boot - default.score)
     return {**order_answer(main, 1.0, default.interval, k),
             "intervals": {n: [float(t["tau_lower"]), 1.0] for n, t in tests.items()},
             "supported_by": {n: bool(t["supported"]) for n, t in tests.items()}}
@@ -327,6 +387,9 @@ def significance_perturbation_answer(claim: Claim, state, frequentist: dict, lev
                            "contrast to audit", actions, rel)
     if not frequentist.get("supported"):
         return not_audited("not significant: no significance to lose", actions, rel)
+    if frequentist.get("interval") == FIRTH_INTERVAL:
+        return not_audited("not audited: the test is Firth's profile penalised likelihood ratio, which the "
+                           "significance audit (a Wald contrast test on every refit) does not follow", actions, rel)
     opts = evidence.audit_options(rel, fragile_below, budget)
     try:
         if row_level(state):

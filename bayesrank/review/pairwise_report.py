@@ -40,12 +40,16 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                          "--judge-cols COL,COL,... for one outcome column per judge)")
     counts = comps.aggregate()
     graph = comparison_graph(counts)
+    penalty = None
     if not graph.finite_mle and not ridge:
         from bayesrank.errors import NoFiniteEstimateError
 
-        raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
-    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws or NUTS_DRAWS, chains=chains, progress=say,
-                   ridge=ridge, tune=tune, cluster=cluster, position_effect=position_effect)
+        if graph.n_components > 1 or cluster or position_effect or style or counts.fractional:
+            raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
+        penalty = "firth"
+    fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws or NUTS_DRAWS, chains=chains,
+                   progress=say, ridge=ridge, tune=tune, cluster=cluster, position_effect=position_effect,
+                   penalty=penalty)
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
@@ -54,7 +58,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
         state, _ = load_state(comps, ridge=ridge, cluster=cluster, position_effect=position_effect)
     else:
-        state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge)
+        state = BTState.fit(counts, ties=default.ties if default.ties in ("half", "drop") else "half", ridge=ridge,
+                        penalty=penalty)
     answers = answer_claims(parsed, fits, state, level=level, seed=seed, fragile_below=fragile_below,
                             budget=budget, progress=lambda label, n, total: say(label))
     from bayesrank.cli_args import in_flags
@@ -71,6 +76,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
                      f"({ridge:g}/2)·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
                      "intervals are those of the penalised fit")
+    if penalty:
+        notes.append(firth_note(graph, default))
     data_sec = next(s for s in secs if s.key == "data")
     data_sec.text += notes
     data_sec.data["cluster_proposals"] = proposals
@@ -113,3 +120,21 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
                         reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes, joint=joint,
                         results={"fits": fits, "ranks": ranks, "comparisons": comps})
+
+
+def firth_note(graph, default) -> str:
+    """What the review did when the MLE is infinite, and why (the report's note)."""
+    who = []
+    for label, names in (("never lost", graph.never_lost), ("never won", graph.never_won)):
+        if names:
+            shown = ", ".join(map(str, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            who.append(f"{len(names)} {'player' if len(names) == 1 else 'players'} {label} ({shown})")
+    left_out = default.settings.get("bootstrap_left_out")
+    return ("no finite maximum-likelihood estimate: " + "; ".join(who) + ". The frequentist answers therefore use "
+            "Firth's bias-reduced fit (the log-likelihood plus ½ log det of the Fisher information, finite in a "
+            "connected comparison graph): each claim's test is its penalised likelihood-ratio test with a profile "
+            "penalised-likelihood interval; the leaderboard's intervals are Wald at Firth's estimate; the audits "
+            "refit Firth's estimate on every perturbed table. The Bayesian answers use the prior as always. "
+            "--ridge R replaces Firth by an L2 penalty."
+            + (" The bootstrap is left out: its resamples have no Firth estimate (" + left_out + ")."
+               if left_out else ""))

@@ -260,3 +260,37 @@ def test_many_contrasts_of_one_data_set_at_once():
             assert abs(getattr(alone, field)[0] - getattr(together, field)[r]) < 1e-8
         assert abs(lower_only.lower[r] - alone.lower[0]) < 1e-8 and np.isnan(lower_only.upper[r])
         assert abs(test_only.p_value[r] - alone.p_value[0]) < 1e-10 and np.isnan(test_only.lower[r])
+
+
+def test_estimator_with_firth_penalty():
+    """``BradleyTerry(penalty="firth")``: the mle fit is Firth's estimate (firthmodels), its default
+    interval per player the profile interval of the centred score (brute-force scipy profile), the
+    Wald options use the information at the estimate; options Firth does not cover are refused."""
+    from scipy.optimize import brentq
+    from scipy.stats import chi2
+
+    from bayesrank.bt import BradleyTerry
+    from bayesrank.errors import InputError
+
+    pc = CASES[0]
+    bt = BradleyTerry(pc, penalty="firth")
+    fit = bt.fit("mle")
+    assert np.abs(fit.score - centred(reference_model(pc).coef_)).max() < 1e-8
+    assert fit.interval == "profile penalised likelihood (Firth)" and fit.diagnostics.converged
+    k = pc.n_players
+    c = np.eye(k)[0]
+    top, best = scipy_firth(pc)
+
+    def excess(t):
+        return 2 * (best - scipy_firth(pc, c, t, start=top)[1]) - chi2.ppf(0.95, 1)
+
+    lo, hi = brentq(excess, top[0] - 15, top[0], xtol=1e-9), brentq(excess, top[0], top[0] + 15, xtol=1e-9)
+    assert abs(fit.lower[0] - lo) < 1e-6 and abs(fit.upper[0] - hi) < 1e-6
+    wald = bt.fit("mle", ci="fisher")
+    info = pieces(fit.score[None], pc.i, pc.j, (pc.wins_i + pc.ties / 2)[None], pc.total[None]).info[0]
+    assert np.allclose(wald.cov, np.linalg.pinv(info), atol=1e-8) and wald.interval.startswith("Wald at Firth")
+    for kw in ({"ridge": 0.1}, {"ties": "davidson"}):
+        with pytest.raises(InputError, match="plain Bradley–Terry"):
+            BradleyTerry(pc, penalty="firth", **kw)
+    with pytest.raises(InputError, match="penalty must be"):
+        BradleyTerry(pc, penalty="jeffreys")
