@@ -150,7 +150,10 @@ CASES.update({
         {"fit": (3, r"never lost.*pass --ridge 0\.01 \(a penalty\) or --method map / nuts"),
          "ranks": (3, r"never lost.*pass --method laplace or nuts"),
          "audit": (3, r"never lost.*pass --ridge 0\.01 for finite scores, or --min-matches N"),
-         "review": (3, r"never lost.*pass --ridge 0\.01 for penalised finite scores")}),
+         "review": (0, None)}),  # review answers with Firth's fit (tests/review/test_separation.py)
+    "two groups never compared": (lambda t: _write(t, "groups.csv", _csv(_votes()) + "omega,psi,a\npsi,omega,b\n"), [],
+                                  {"fit": (3, r"2 disconnected components"),
+                                   "review": (3, r"2 disconnected components.*--ridge 0\.01")}),
     "--rank on pairwise data": (lambda t: _write(t, "v.csv", _csv(_votes())), ["--rank", "2"],
                                 {"review": (2, r"--rank applies to judges data \(this is pairwise data\)")}),
     "empty file in a streamed folder": (lambda t: _folder_with_empty(t), [],
@@ -282,8 +285,8 @@ def test_ctrl_c_during_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
 
 
 def test_review_with_ridge_answers_separated_data(tmp_path, capsys):
-    """An undefeated player: without --ridge exit 3 (advice: --ridge); with it every claim is answered
-    and the report says the fits are penalised."""
+    """An undefeated player: with --ridge every claim is answered by the penalised fits and the report
+    says so (without it, by Firth's fit: tests/review/test_separation.py)."""
     f = _write(tmp_path, "sep.csv", _csv(_votes()) + "".join(f"zeta,{p},a\n" for p in PLAYERS))
     js = tmp_path / "r.json"
     assert main(["review", f, "--fast", "--ridge", "0.05", "--budget", "3", "--json", str(js)]) == 0
