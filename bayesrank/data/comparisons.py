@@ -322,9 +322,23 @@ class Comparisons:
         return float(self.frame["weight"].sum())
 
     def subset(self, mask) -> "Comparisons":
-        """Rows where ``mask`` is true (players absent from the subset disappear)."""
-        return Comparisons(self.frame[np.asarray(mask)].reset_index(drop=True), self.excluded.copy(), self.source,
-                           list(self.notes), dict(self.mapping))
+        """Rows where ``mask`` is true (players absent from the subset disappear; messages about the
+        kept rows still name their file lines)."""
+        mask = np.asarray(mask)
+        frame = carry_places(self.frame, self.frame[mask].reset_index(drop=True),
+                             np.flatnonzero(mask) if mask.dtype == bool else mask)
+        return Comparisons(frame, self.excluded.copy(), self.source, list(self.notes), dict(self.mapping))
+
+    def exclude(self, mask, reason: str) -> "Comparisons":
+        """The comparisons without the rows where ``mask`` is true, which are counted in ``excluded``
+        under ``reason`` (with up to five of their file lines)."""
+        mask = np.asarray(mask, dtype=bool)
+        out = self.subset(~mask)
+        rows = np.flatnonzero(mask)
+        ref, origin, positions = _PLACES.get(id(self.frame), (None, None, None))
+        known = ref is not None and ref() is self.frame and origin is not None and positions is not None
+        out.excluded.add(reason, len(rows), origin.places(positions[rows]) if known else [int(r) for r in rows[:5]])
+        return out
 
     def aggregate(self, players=None):
         """Sufficient statistics: weighted counts per unordered pair and outcome (see :mod:`.aggregate`)."""

@@ -40,13 +40,17 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                          "--judge-cols COL,COL,... for one outcome column per judge)")
     counts = comps.aggregate()
     graph = comparison_graph(counts)
-    penalty = None
+    penalty, apart = None, None
     if not graph.finite_mle and not ridge:
         from bayesrank.errors import NoFiniteEstimateError
 
-        if graph.n_components > 1 or cluster or position_effect or style or counts.fractional:
+        if cluster or position_effect or style or counts.fractional:
             raise NoFiniteEstimateError("no finite maximum-likelihood estimate: " + graph.advice())
-        penalty = "firth"
+        if graph.n_components > 1:
+            comps, apart = largest_component(comps, graph)
+            counts = comps.aggregate()
+            graph = comparison_graph(counts)
+        penalty = None if graph.finite_mle else "firth"
     fits = fit_all(comps, level=level, seed=seed, fast=fast, nuts=nuts, draws=draws or NUTS_DRAWS, chains=chains,
                    progress=say, ridge=ridge, tune=tune, cluster=cluster, position_effect=position_effect,
                    penalty=penalty)
@@ -76,6 +80,8 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         notes.append(f"the frequentist fits and the audits' refits are ridge-penalised (--ridge {ridge:g}: "
                      f"({ridge:g}/2)·Σθ² subtracted from the log-likelihood), so scores shrink towards 0 and their "
                      "intervals are those of the penalised fit")
+    if apart:
+        notes.append(apart)
     if penalty:
         notes.append(firth_note(graph, default))
     data_sec = next(s for s in secs if s.key == "data")
@@ -138,3 +144,20 @@ def firth_note(graph, default) -> str:
             "--ridge R replaces Firth by an L2 penalty."
             + (" The bootstrap is left out: its resamples have no Firth estimate (" + left_out + ")."
                if left_out else ""))
+
+
+def largest_component(comps, graph):
+    """The comparisons of the largest connected group of players, the others excluded and counted
+    (scores are not comparable across groups never compared with each other), and the note."""
+    comp = graph.component_of
+    sizes = comp.value_counts()
+    main = sizes.index[0]
+    others = sorted(str(p) for p in comp.index[comp.to_numpy() != main])
+    outside = (comp.loc[comps.frame["model_a"].astype(object)].to_numpy() != main)
+    reason = "not connected to the largest group of players"
+    shown = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+    note = (f"the comparison graph has {len(sizes)} groups of players never compared with each other: the review "
+            f"is of the largest ({int(sizes.iloc[0])} players); the {int(outside.sum())} comparisons among the "
+            f"other {len(others)} ({shown}) are excluded and counted as '{reason}' (their scores are not comparable "
+            "with the rest; review them separately)")
+    return comps.exclude(outside, reason), note

@@ -121,3 +121,20 @@ def test_cli_review_answers_instead_of_exit_3(season, tmp_path, capsys):
     # the user's ridge replaces Firth
     assert main(["review", str(season), "--fast", "--ridge", "0.5", "--json", str(out)]) == 0
     assert all("Firth" not in c["frequentist"]["interval"] for c in json.loads(out.read_text())["claims"])
+
+
+def test_groups_never_compared_review_the_largest_and_count_the_rest(season, tmp_path):
+    """Two teams that only played each other (a second component): the review is of the largest
+    group, with exactly their comparisons excluded and counted; the rest is the same review."""
+    extra = tmp_path / "with_island.csv"
+    rows = season.read_text().splitlines()
+    rows += ["90,9,2023-11-01,Isle Poly,21,,Atoll U,7,", "91,9,2023-11-08,Atoll U,14,,Isle Poly,3,",
+             "92,9,2023-11-15,Isle Poly,10,,Atoll U,9,"]
+    extra.write_text("\n".join(rows) + "\n")
+    rep = review(extra, claims=["Ridgeback State>Heron College"], fast=True)
+    base = review(season, claims=["Ridgeback State>Heron College"], fast=True)
+    excluded = rep.reproducibility["excluded_by_reason"]
+    assert excluded == {"not connected to the largest group of players": 3}
+    assert any("2 groups of players never compared" in n and "Atoll U, Isle Poly" in n for n in rep.notes)
+    for field in ("estimate", "lower", "p_value"):
+        assert rep.claims[0].frequentist[field] == pytest.approx(base.claims[0].frequentist[field], abs=1e-9)
