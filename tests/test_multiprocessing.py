@@ -33,7 +33,7 @@ def test_cli_multiprocess_nuts_after_jax_started_prints_no_fork_warning():
 import sys, jax
 jax.devices()
 from bayesrank.cli import main
-sys.exit(main(["fit", "nba", "--method", "nuts", "--draws", "40", "--tune", "40", "--chains", "2"]))
+sys.exit(main(["fit", "nba", "--method", "nuts", "--sampler", "pymc", "--draws", "40", "--tune", "40", "--chains", "2"]))
 """
     res = _run(code)
     assert res.returncode == 0, res.stderr[-2000:]
