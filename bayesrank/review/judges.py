@@ -91,9 +91,12 @@ def consensus_fit(comps, *, level: float, seed: int, rank="auto"):
     return hfit, text, hfit.diagnostics
 
 
-def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool, rank="auto"):
+def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, fast: bool, rank="auto",
+                   cluster: str | None = None, position_effect: bool = False):
     """(sections, diagnostics parts, notes) for data with a judge column; ``pooled`` is the report's
-    default Bradley–Terry fit on all comparisons (the claims' reference)."""
+    default Bradley–Terry fit on all comparisons (the claims' reference). Each judge's own fit uses the
+    report's model terms (``cluster``: cluster-robust intervals; ``position_effect``); the HJA consensus
+    has neither, and a note says so when they were asked for."""
     from bayesrank.bt import BradleyTerry
     from bayesrank.data import comparison_graph
 
@@ -137,7 +140,7 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
             status = {a.claim.text: "no finite MLE" if n >= MIN_PER_JUDGE else f"< {MIN_PER_JUDGE:g} comparisons"
                       for a in answers}
         else:
-            fit = BradleyTerry(sub, level=level).fit("mle")
+            fit = BradleyTerry(sub, level=level, cluster=cluster, position_effect=position_effect).fit("mle")
             status = {a.claim.text: claim_under_fit(a.claim, fit, ref_players, ref_theta, critical_z(level, a.claim.sided))
                       for a in answers}
         rows.append({"judge": str(judge), "n_comparisons": int(n), **status})
@@ -146,9 +149,16 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
                      **{a.claim.text: claim_under_consensus(a.claim, hfit, ref_players, ref_theta,
                                                    critical_z(level, a.claim.sided)) for a in answers}})
     per = pd.DataFrame(rows)
+    terms = " and ".join(x for x in (f"clusters of {cluster}" if cluster else "",
+                                     "the position effect" if position_effect else "") if x)
+    if terms and hfit is not None:
+        notes.append(f"The HJA consensus has no model of {terms}: its intervals treat the comparisons as independent "
+                     "and its 'significant' statements may overstate; the pooled answers and each judge's own fit "
+                     f"account for {terms}.")
     sections.append(Section(
         "claims_by_judge", "Each claim under each judge alone and under the consensus",
         text=["'holds' = the point estimate supports the claim; 'significant' = every contrast it needs is "
-              "significant by the pairwise-contrast rule at the report's level."],
+              "significant by the pairwise-contrast rule at the report's level"
+              + (f" (each judge's fit with {terms}; the consensus without)." if terms else ".")],
         tables=[("claims by judge", per)], data={"claims_by_judge": per.to_dict(orient="records")}))
     return sections, parts, notes

@@ -99,7 +99,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
         say("judges: HJA consensus and per-judge fits")
         jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, default, level=level, seed=seed, fast=fast,
-                                               rank=rank)
+                                               rank=rank, cluster=cluster, position_effect=position_effect)
         secs = jsecs + secs
         parts.update(jparts)
         notes += jnotes

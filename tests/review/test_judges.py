@@ -116,3 +116,37 @@ def test_hja_that_cannot_be_fitted_is_named_in_the_diagnostics(tmp_path):
     everything = " ".join([*diag.messages, *rep.notes, *(t for s in rep.sections for t in s.text)])
     assert _flags_in(everything) <= _review_flags(), _flags_in(everything) - _review_flags()
     assert "min_per_judge" not in everything
+
+
+def test_each_judges_fit_uses_the_reports_clusters():
+    """With ``cluster="id"`` each judge's own fit is cluster-robust. Independent reference: statsmodels'
+    logistic GLM on that judge's comparisons (y = 1, 0, ½) with ``cov_type="cluster"`` (groups = id).
+    The crowd rates each output pair 1–5 times: 'Mythalion 13B>Luminous Base Control' is significant
+    with the crowd's independence sandwich (t = 2.07) but not with its clusters (t = 1.52); the HJA
+    consensus has no cluster model, and the report says so."""
+    import statsmodels.api as sm
+
+    claim = "Mythalion 13B>Luminous Base Control"
+    rep = review("llmfao-panel", kind="judges", fast=True, cluster="id", claims=[claim], seed=0)
+    table = pd.DataFrame(next(s for s in rep.sections if s.key == "claims_by_judge").data["claims_by_judge"])
+    f = read_comparisons(path("llmfao-panel")).frame
+    players = sorted(set(f["model_a"].astype(str)) | set(f["model_b"].astype(str)))
+    idx = {p: k for k, p in enumerate(players)}
+    for judge in ("crowd", "gpt3", "gpt4"):
+        g = f[f["judge"] == judge]
+        x = np.zeros((len(g), len(players)))
+        x[np.arange(len(g)), [idx[p] for p in g["model_a"].astype(str)]] += 1
+        x[np.arange(len(g)), [idx[p] for p in g["model_b"].astype(str)]] -= 1
+        y = g["outcome"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
+        r = sm.GLM(y, x[:, 1:], family=sm.families.Binomial()).fit(
+            tol=1e-13, cov_type="cluster", cov_kwds={"groups": g["id"].astype("category").cat.codes.to_numpy()})
+        c = np.zeros(len(players) - 1)
+        for p, sign in (("Mythalion 13B", 1.0), ("Luminous Base Control", -1.0)):
+            if idx[p]:
+                c[idx[p] - 1] += sign
+        est, se = float(c @ r.params), float(np.sqrt(c @ r.cov_params() @ c))
+        z = 1.6448536269514722  # named in advance: one-sided
+        expected = "holds, significant" if est > z * se else "holds" if est > 0 else "does not hold"
+        assert table.set_index("judge").loc[judge, claim] == expected
+    assert table.set_index("judge").loc["crowd", claim] == "holds"
+    assert any("HJA consensus has no model of clusters of id" in n for n in rep.notes)
