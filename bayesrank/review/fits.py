@@ -59,9 +59,10 @@ def fit_all(comps, *, level: float, seed: int, fast: bool, nuts: bool = True, dr
             progress(f"fitting: {label}")
         fits[label] = fn()
 
-    if penalty:
-        kind = "sandwich" if bt.has_ties else "fisher"  # the default interval's covariance rule
-        step("default", lambda: bt.fit("mle", ci=kind))
+    if penalty:  # Wald with the information at Firth's estimate: the profile test's likelihood (with half-win
+        # ties conservative, as that test); the sandwich, shown beside it, can be degenerate on such sparse
+        # data (two teams whose only games were draws with each other: a contrast of variance 0)
+        step("default", lambda: bt.fit("mle", ci="fisher"))
     else:
         step("default", lambda: bt.fit("mle"))
     step("fisher", lambda: bt.fit("mle", ci="fisher"))
@@ -98,7 +99,8 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
 
     default = fits["default"]
     base = fits.get("nuts") or fits.get("laplace")
-    if default.settings.get("ci_used", default.interval) == "fisher" or base is None:
+    firth_ties = default.settings.get("penalty") == "firth" and bool(bt.rows.counts[:, 2].any())
+    if (default.settings.get("ci_used", default.interval) == "fisher" and not firth_ties) or base is None:
         return base
     from bayesrank.bt import BradleyTerry
 
@@ -113,7 +115,8 @@ def claims_posterior(bt, fits: dict, *, fast: bool, nuts: bool, draws: int, chai
             post = nuts_fit(half, draws=draws, chains=chains, seed=seed, progress=progress, tune=tune, ppc=False,
                             loo=False)
         scoring = ", half-win"
-    target = "cluster-robust sandwich" if default.interval.startswith("cluster") else "sandwich"
+    target = ("Fisher information at Firth's estimate" if firth_ties else
+              "cluster-robust sandwich" if default.interval.startswith("cluster") else "sandwich")
     k = len(post.players)
     adjusted = adjust_draws(post.draws[:, :k], default.theta_cov, n_players=k)
     q = (1 - bt.level) / 2

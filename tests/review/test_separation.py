@@ -138,3 +138,20 @@ def test_groups_never_compared_review_the_largest_and_count_the_rest(season, tmp
     assert any("2 groups of players never compared" in n and "Atoll U, Isle Poly" in n for n in rep.notes)
     for field in ("estimate", "lower", "p_value"):
         assert rep.claims[0].frequentist[field] == pytest.approx(base.claims[0].frequentist[field], abs=1e-9)
+
+
+def test_ties_with_firth_keep_one_estimand(season, tmp_path):
+    """With draws the Firth fit scores a tie as half a win; the leaderboard's covariance is the
+    information at Firth's estimate (the sandwich, beside it, is degenerate when two teams' only
+    games are draws with each other), and the claims' posterior is the half-win one adjusted to it."""
+    drawn = tmp_path / "with_draws.csv"
+    rows = season.read_text().splitlines()
+    rows += ["95,10,2023-11-20,Kestrel U,17,,Plover Poly,17,", "96,10,2023-11-27,Heron College,20,,Osprey A&M,20,"]
+    drawn.write_text("\n".join(rows) + "\n")
+    rep = review(drawn, claims=["Ridgeback State>Kestrel U"], fast=True)
+    default = rep.results["fits"]["default"]
+    assert default.ties == "half" and default.settings["ci_used"] == "fisher"
+    assert default.interval == "Wald at Firth's estimate (fisher)"
+    c = rep.claims[0]
+    assert c.frequentist["interval"] == "profile penalised likelihood (Firth)"
+    assert c.bayesian["method"].endswith("half-win, adjusted to the Fisher information at Firth's estimate")
