@@ -94,7 +94,9 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     ``budget``: the audits' action budget (default 5% of the comparisons).
     ``all_ranks``: the page's leaderboard shows every rank column (default: the simultaneous rank set).
     ``style="A:B,..."`` (with ``style_transform``, ``style_standardize`` as ``bayesrank fit --style``)
-    answers every claim again under style control. ``cluster="COL"`` and ``position_effect=True``
+    answers every claim again under style control. ``scale="elo"`` (pairwise and judge data) shows
+    every score, contrast and interval in Elo points (× 400/ln 10; tests, probabilities, verdicts and
+    perturbation budgets do not change). ``cluster="COL"`` and ``position_effect=True``
     change the Bradley–Terry model every fit uses (cluster-robust intervals; an intercept for the
     first-listed side): the frequentist and Bayesian answers are about that model; the perturbation
     answers audit the model's point estimate on the comparisons (see docs/review.md).
@@ -175,6 +177,11 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     if kind == "judges" and isinstance(data, Comparisons) and "judge" not in data.frame:
         raise InputError("--kind judges needs a judge column: these comparisons have none")
     _check_keys(kind, reading.get("columns"))
+    from bayesrank.review.scale import check as check_scale
+
+    scale = check_scale(options.pop("scale", None) or "logit", kind)
+    if scale != "logit":
+        options["scale"] = scale
     if kind not in ("pairwise", "judges") and (reading.get("outcome_map") or reading.get("judge_cols")):
         raise InputError(f"--outcome-map / --judge-cols apply to pairwise comparisons (this is {kind} data)")
     common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,

@@ -3,7 +3,7 @@ perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
 
     bayesrank review DATA [--kind pairwise|judges|grid|confidence|items] [--judge-col COL] [--claim CLAIM ...]
         [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
-        [--fast] [--seed N] [--level L]
+        [--fast] [--seed N] [--level L] [--scale logit|elo]
 
 Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported or not converged)
 or ``fragile`` (some claim is not supported: fragile, not searched, unsupported or not converged).
@@ -49,6 +49,10 @@ def register(sub) -> None:
                    help="audit budget per claim and action in comparisons (default: max(5%%, --fragile-below) of the "
                         "claim's evidence); below --fragile-below of it a claim without a witness is 'not searched'")
     p.add_argument("--fast", action="store_true", help="Laplace approximation instead of NUTS")
+    p.add_argument("--scale", default="logit", choices=("logit", "elo"),
+                   help="pairwise and judge data: scores, contrasts and intervals as logits (default) or Elo points "
+                        "(× 400/ln 10, as fit --scale elo, no anchor: the leaderboard stays centred at 0); tests, "
+                        "probabilities, verdicts and budgets do not change")
     p.add_argument("--all-ranks", action="store_true",
                    help="the page's leaderboard shows every rank column (default: the simultaneous rank set; all "
                         "are in the JSON)")
@@ -135,7 +139,7 @@ def _fit_options(args) -> dict:
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
             "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster,
-            "all_ranks": args.all_ranks or None, "position_effect": args.position_effect or None}
+            "all_ranks": args.all_ranks or None, "scale": None if args.scale == "logit" else args.scale, "position_effect": args.position_effect or None}
     if args.style:  # the style model's feature options (bayesrank fit --style's)
         opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
     elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):

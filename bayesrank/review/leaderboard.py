@@ -58,11 +58,15 @@ def shown_leaderboard(table: pd.DataFrame, all_ranks: bool = False) -> pd.DataFr
 
 
 def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
-             all_ranks: bool = False) -> tuple[list[Section], pd.DataFrame]:
+             all_ranks: bool = False, scale: str = "logit") -> tuple[list[Section], pd.DataFrame]:
+    """The leaderboard, method-agreement and data sections, scores and score differences on ``scale``
+    (:mod:`bayesrank.review.scale`); also the leaderboard table (on ``scale``) and the rank analysis."""
     default = fits["default"]
     from bayesrank.bt.ranks import plot_pairwise
+    from bayesrank.review import scale as shown
 
     table, ranks, source = leaderboard_table(fits, level, seed)
+    table = shown.frame(table, scale)
     top = list(table["player"].head(TOP_HEATMAP))
     rank_set = ranks.methods()["rank_lower/rank_upper"]
     if all_ranks:
@@ -74,7 +78,7 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
                       f"the posterior's rank ranges and P(#1) from {source}) are in the JSON, and on this page with "
                       f"--all-ranks.")
     lb = Section("leaderboard", "Leaderboard",
-                 text=[f"{len(table)} players; scores on the sum-to-zero logit scale with {default.interval} "
+                 text=[f"{len(table)} players; scores in {shown.SCORE_SCALE[scale]} with {default.interval} "
                        f"{level:.0%} intervals (ties: {default.ties}). " + ranks_text],
                  tables=[("leaderboard (top 60)", shown_leaderboard(table, all_ranks))],
                  figures=[(f"rank spread of the top {TOP_FIGURE}: point rank, simultaneous {level:.0%} rank set, "
@@ -84,16 +88,19 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
                            lambda ax: plot_pairwise(default, players=top, level=level, ax=ax),
                            (1.0 + 0.5 * len(top), 0.8 + 0.45 * len(top)))],
                  data={"interval": default.interval, "rank_methods": ranks.methods(), "model": default.model_description(),
-                       **({"position": default.position} if default.position is not None else {})})
+                       "scale": scale, "unit": shown.UNITS[scale]})
     if default.position is not None:
-        p = default.position
-        lb.text.append(f"Position effect α (logit added for the side listed first, model_a): {p['coef']:.3f} "
+        f = shown.factor(scale)
+        p = {k: f * v if k in ("coef", "lower", "upper") else v for k, v in default.position.items()}
+        lb.data["position"] = p
+        lb.text.append(f"Position effect α ({'logit' if scale == 'logit' else shown.UNITS[scale]} added for the side "
+                       f"listed first, model_a): {p['coef']:.3f} "
                        f"[{p['lower']:.3f}, {p['upper']:.3f}] ({default.interval} {level:.0%}); the scores and every "
                        "claim below are controlled for it.")
     if default.settings.get("cluster"):
         lb.text.append(f"Intervals and tests are cluster-robust: {default.settings['n_clusters']:,} clusters of "
                        f"{default.settings['cluster']} (comparisons within a cluster are dependent).")
-    agr = agreement_table(fits)
+    agr = shown.frame(agreement_table(fits), scale)  # score differences on the scale; Kendall τ as is
     text = ["Each method's scores and interval widths against the default MLE fit (all players)."]
     if agr["ties"].nunique() > 1:
         text.append("The tie models differ (half-wins for the frequentist fits, Davidson for the Bayesian ones when "
@@ -112,7 +119,9 @@ def sections(fits: dict, comps, level: float, seed: int, graph_advice: str,
                         f"the {target} covariance (the half-win likelihood misstates the variance of a tie"
                         + ("; the comparisons of one cluster are dependent" if target != "sandwich" else "")
                         + "); the Davidson posterior above is reported beside each claim as another tie model.")
-    data = {"agreement": agr.to_dict(orient="records")}
+    if scale != "logit":
+        text.append(f"Score and interval-width differences in {shown.UNITS[scale]}.")
+    data = {"agreement": agr.to_dict(orient="records"), "scale": scale}
     nuts = fits.get("nuts")
     if nuts is not None:
         d = nuts.diagnostics

@@ -34,6 +34,7 @@ import pandas as pd
 from bayesrank.review import evidence
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
+from bayesrank.review.scale import UNITS
 from bayesrank.review.verdict import (
     ONE_SIDED,
     critical_z,
@@ -129,7 +130,7 @@ def contrast_answer(fit, pairs, level: float, sided: str, interval: str, players
         "sided": sided,
         "z": z,
         "interval": interval,
-        "unit": "logit difference",
+        "unit": UNITS["logit"],
         "contrast": f"{players[t['a'].iloc[w]]} − {players[t['b'].iloc[w]]}",
         "binding_index": w,
         "n_contrasts": len(pairs),
@@ -182,7 +183,7 @@ def firth_contrast_answer(fit, pairs, level: float, sided: str, players) -> dict
         "sided": sided,
         "z": z,
         "interval": FIRTH_INTERVAL,
-        "unit": "logit difference",
+        "unit": UNITS["logit"],
         "contrast": f"{players[pairs[w][0]]} − {players[pairs[w][1]]}",
         "binding_index": w,
         "n_contrasts": len(pairs),

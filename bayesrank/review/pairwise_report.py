@@ -14,19 +14,21 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                     style_transform: str = "normalized_diff", style_standardize: str = "center_scale",
                     reading: dict | None = None, ridge: float = 0.0, tune: int | None = None,
                     rank="auto", all_ranks: bool = False, cluster: str | None = None,
-                    position_effect: bool = False) -> ReviewReport:
+                    position_effect: bool = False, scale: str = "logit") -> ReviewReport:
     """``path``: a file or folder (read with ``reading``: columns, outcome_map, judge_cols, encoding,
     path_pattern), a DataFrame or Comparisons. The data are read once; every fit, audit and the
     style-controlled twin use the same validated comparisons. ``ridge`` penalises the frequentist
     fits and the audits' refits (finite scores when a player never won or never lost); ``draws``,
     ``tune``, ``chains``: NUTS; ``rank``: the HJA consensus's residual rank (judges data);
-    ``cluster``, ``position_effect``: terms of the Bradley–Terry model every fit uses."""
+    ``cluster``, ``position_effect``: terms of the Bradley–Terry model every fit uses; ``scale``: the
+    display scale of scores, contrasts and intervals (logit or Elo points, :mod:`bayesrank.review.scale`)."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import NUTS_DRAWS, fit_all
     from bayesrank.review.leaderboard import sections
     from bayesrank.review.joint import joint_statement
     from bayesrank.review.pairwise import answer_claims
+    from bayesrank.review import scale as shown
     from bayesrank.review.reproducibility import appendix
 
     say = progress or (lambda *a: None)
@@ -70,7 +72,7 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
 
     say("leaderboard: simultaneous rank confidence sets")
     secs, table, ranks = sections(fits, comps, level, seed, in_flags("review", graph.advice()),
-                                  all_ranks=all_ranks)
+                                  all_ranks=all_ranks, scale=scale)
     parts = {name: f.diagnostics for name, f in fits.items()}
     from bayesrank.review.clusters import proposal_note, propose
 
@@ -100,6 +102,11 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
         say("judges: HJA consensus and per-judge fits")
         jsecs, jparts, jnotes = judge_sections(comps, parsed, answers, default, level=level, seed=seed, fast=fast,
                                                rank=rank, cluster=cluster, position_effect=position_effect)
+        for sec in jsecs:
+            if sec.key == "judges":
+                shown.section(sec, scale, "Consensus and pooled scores and their intervals (γ is unitless, residual "
+                              "norms stay on the logit scale)", tables=("consensus (HJA) beside pooled Bradley–Terry",),
+                              data=("consensus",))
         secs = jsecs + secs
         parts.update(jparts)
         notes += jnotes
@@ -112,8 +119,14 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                                                standardize=style_standardize, cluster=cluster,
                                                position_effect=position_effect)
         answers = [x for pair in zip(answers, sanswers) for x in pair]  # each claim beside its style-controlled twin
+        for sec in ssecs:
+            shown.section(sec, scale, "Style coefficients (per unit of each feature difference), scores and intervals",
+                          tables=("style coefficients β", "leaderboard under style control"),
+                          data=("style", "leaderboard"))
         secs = ssecs + secs
         parts.update(sparts)
+    for a in answers:  # the tests, probabilities and audits are on the logit scale: only what is shown changes
+        a.frequentist = shown.answer(a.frequentist, scale)
     joint = joint_statement(answers, level)
     leaderboard = table[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
     rep = appendix(path if isinstance(path, Path) else None, len(comps), comps.excluded.to_dict(), seed, command,

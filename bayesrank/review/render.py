@@ -30,6 +30,9 @@ from bayesrank.review.numbers import (
     probability,
     signed,
 )
+from bayesrank.review.scale import UNITS
+
+BT_UNITS = set(UNITS.values())  # a Bradley–Terry contrast: an estimate <= 0 is against the claim
 
 CSS = """
 :root { --ok:#1a7f37; --warn:#9a6700; --bad:#cf222e; --ink:#1f2328; --mute:#59636e; --line:#d1d9e0; }
@@ -178,7 +181,7 @@ def _frequentist_pieces(f: dict) -> tuple[str, str, str]:
     if f.get("p_value") is not None:
         p = p_equals(f["p_value"])
         est = f.get("estimate")
-        if est is not None and est <= 0 and f.get("unit") == "logit difference":
+        if est is not None and est <= 0 and f.get("unit") in BT_UNITS:
             p += " (the estimate is against the claim)"
     return head, f.get("unit") or "", p
 

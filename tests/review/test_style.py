@@ -259,3 +259,24 @@ def test_style_posterior_with_ties_is_the_half_win_one_with_davidson_beside(batt
         assert abs(bay["probability"] - p_gauss) < 4 * np.sqrt(max(p_gauss * (1 - p_gauss), 1e-4) / bay["n_draws"]) + 0.005
     t = rep.claims[3].frequentist["estimate"] / ((rep.claims[3].frequentist["estimate"] - rep.claims[3].frequentist["lower"]) / norm.ppf(0.95))
     assert 0.3 < t < 2.5  # a claim whose posterior share discriminates (Davidson-scale draws would give Φ(~1.4 t))
+
+
+def test_style_review_in_elo_points_is_the_logit_one_times_400_over_ln10(battles, report):
+    """--scale elo: each style-controlled twin's estimate and interval and the style section's
+    coefficients and scores are the logit ones × 400/ln 10; verdicts and p-values do not change."""
+    import math
+
+    elo_per_logit = 400 / math.log(10)
+    path, _ = battles
+    elo = review(path, fast=True, claims=["top1", "solid>p2", "p3>p4"], style="len_a:len_b", budget=60, scale="elo")
+    for a, b in zip(report.claims, elo.claims):
+        assert (a.claim.text, a.verdict, a.frequentist["p_value"]) == (b.claim.text, b.verdict, b.frequentist["p_value"])
+        assert b.frequentist["unit"] == "Elo points"
+        assert b.frequentist["estimate"] == pytest.approx(elo_per_logit * a.frequentist["estimate"], rel=1e-12)
+        assert b.frequentist["lower"] == pytest.approx(elo_per_logit * a.frequentist["lower"], rel=1e-12)
+    tl = dict(next(s for s in report.sections if s.key == "style").tables)
+    te = dict(next(s for s in elo.sections if s.key == "style").tables)
+    for caption, cols in (("style coefficients β", ("coef", "lower", "upper")),
+                          ("leaderboard under style control", ("score", "lower", "upper", "plain_score"))):
+        for col in cols:
+            np.testing.assert_allclose(te[caption][col], elo_per_logit * tl[caption][col], rtol=1e-12, atol=1e-12)
