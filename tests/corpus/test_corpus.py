@@ -253,28 +253,10 @@ def test_interrupted_writer_leaves_nothing_at_the_requested_path(tmp_path, monke
     assert list(tmp_path.iterdir()) == []  # neither the file nor a temporary part
 
 
-@pytest.mark.slow
-def test_ctrl_c_during_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
-    """PyMC catches the first Ctrl-C and returns the draws it has: the command must still stop with 130."""
+def _assert_interrupted(proc, err: str, out, tmp_path) -> None:
     import signal
-    import subprocess
-    import sys
-    import time
 
-    f = _write(tmp_path, "v.csv", _csv(_votes(n_rounds=6)))
-    out = tmp_path / "fit.json"
-    proc = subprocess.Popen([sys.executable, "-m", "bayesrank.cli", "fit", f, "--method", "nuts", "--draws", "20000",
-                             "--tune", "500", "--chains", "1", "--json", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    err, deadline = "", time.time() + 120
-    import selectors
-
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stderr, selectors.EVENT_READ)
-    while time.time() < deadline and "Sequential sampling" not in err and "NUTS:" not in err:
-        for key, _ in sel.select(timeout=1):
-            err += key.fileobj.readline()
-    time.sleep(3)  # inside the sampling loop
+    assert proc.poll() is None, "the command ended before it was interrupted: " + err[-2000:]
     proc.send_signal(signal.SIGINT)
     _, rest = proc.communicate(timeout=120)
     err += rest
@@ -282,6 +264,55 @@ def test_ctrl_c_during_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "interrupted (Ctrl-C); nothing was written"
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["v.csv"]
+
+
+def _nuts_command(tmp_path, sampler: str, draws: int):
+    import subprocess
+    import sys
+
+    f = _write(tmp_path, "v.csv", _csv(_votes(n_rounds=6)))
+    out = tmp_path / "fit.json"
+    proc = subprocess.Popen([sys.executable, "-m", "bayesrank.cli", "fit", f, "--method", "nuts", "--sampler", sampler,
+                             "--draws", str(draws), "--tune", "500", "--chains", "1", "--json", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc, out
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_pymc_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
+    """PyMC catches the first Ctrl-C and returns the draws it has: the command must still stop with 130."""
+    import selectors
+    import time
+
+    proc, out = _nuts_command(tmp_path, "pymc", 20000)
+    err, deadline = "", time.time() + 120
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    while time.time() < deadline and "Sequential sampling" not in err and "NUTS:" not in err:
+        for key, _ in sel.select(timeout=1):
+            err += key.fileobj.readline()
+    time.sleep(3)  # inside the sampling loop
+    _assert_interrupted(proc, err, out, tmp_path)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_density_nuts_exits_130_in_one_line_and_writes_nothing(tmp_path):
+    """The default sampler (nutpie on the hand-written density) prints no progress into a pipe: the
+    signal is sent once the process has used 12 s of CPU (start-up takes ~4 s; 3,000,000 draws take
+    minutes), so it lands inside the sampling loop."""
+    import os
+    import time
+
+    proc, out = _nuts_command(tmp_path, "density", 3_000_000)
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick > 12:  # utime + stime
+            break
+        time.sleep(0.5)
+    _assert_interrupted(proc, "", out, tmp_path)
 
 
 def test_review_with_ridge_answers_separated_data(tmp_path, capsys):
