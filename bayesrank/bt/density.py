@@ -389,17 +389,9 @@ def predictive_check(dens: BTDensity, params: np.ndarray, chains: int, seed: int
     keep = _observed_rows(dens)
     rep = dens.replicate(thinned(params, chains), np.random.default_rng(seed))[:, keep]
     obs = dens.observed_share()[keep]
-    lo, hi = np.quantile(rep, [0.025, 0.975], axis=0)
-    tail = np.minimum((rep >= obs).mean(axis=0), (rep <= obs).mean(axis=0)) * 2
-    return {
-        "n_pairs": int(keep.sum()),
-        "share_outside_95": float(np.mean((obs < lo) | (obs > hi))),
-        "min_tail_prob": float(tail.min()),
-        "observed_rate": obs,
-        "replicated_mean": rep.mean(axis=0),
-        "replicated_lower": lo,
-        "replicated_upper": hi,
-    }
+    from bayesrank.bt.pymc_model import predictive_summary
+
+    return predictive_summary(obs, rep)
 
 
 def with_log_likelihood(dt, dens: BTDensity, params: np.ndarray, chains: int):

@@ -326,10 +326,16 @@ def posterior_predictive_check(model, dt, counts: PairRows, ties: str, seed: int
         tot = c[keep].sum(axis=1)
         rep = (arr[..., 0] + 0.5 * arr[..., 2]) / tot
         obs = (c[keep, 0] + 0.5 * c[keep, 2]) / tot
+    return predictive_summary(obs, rep)
+
+
+def predictive_summary(obs: np.ndarray, rep: np.ndarray) -> dict:
+    """Observed win shares ``obs`` (rows,) against replicated ones ``rep`` (draws, rows): per-row
+    two-sided tail probabilities and the share of rows outside the central 95% replicated interval."""
     lo, hi = np.quantile(rep, [0.025, 0.975], axis=0)
     tail = np.minimum((rep >= obs).mean(axis=0), (rep <= obs).mean(axis=0)) * 2
     return {
-        "n_pairs": int(keep.sum()),
+        "n_pairs": int(len(obs)),
         "share_outside_95": float(np.mean((obs < lo) | (obs > hi))),
         "min_tail_prob": float(tail.min()),
         "observed_rate": obs,
