@@ -60,17 +60,24 @@ def test_each_claim_sits_beside_its_style_controlled_twin(report):
     assert lb.sort_values("score", ascending=False)["player"].iloc[0] == "solid"
 
 
-def test_style_contrast_equals_a_statsmodels_glm_with_the_feature(report, battles):
-    """solid − p2 under style control: statsmodels logistic GLM with ±1 player columns and the
-    standardised normalised length difference (Fisher covariance: no ties)."""
-    _, df = battles
+def _style_design(df) -> np.ndarray:
+    """The independent reference's design: ±1 player columns (the last player as baseline) and the
+    standardised normalised length difference."""
     idx = {p: i for i, p in enumerate(PLAYERS)}
     x = np.zeros((len(df), len(PLAYERS)))
     x[np.arange(len(df)), df.model_a.map(idx)] = 1
     x[np.arange(len(df)), df.model_b.map(idx)] = -1
     raw = (df.len_a - df.len_b) / (df.len_a + df.len_b)
     d = ((raw - raw.mean()) / raw.std(ddof=0)).to_numpy()
-    design = np.column_stack([x[:, :-1], d])
+    return np.column_stack([x[:, :-1], d])
+
+
+def test_style_contrast_equals_a_statsmodels_glm_with_the_feature(report, battles):
+    """solid − p2 under style control: statsmodels logistic GLM with ±1 player columns and the
+    standardised normalised length difference (Fisher covariance: no ties)."""
+    _, df = battles
+    design = _style_design(df)
+    idx = {p: i for i, p in enumerate(PLAYERS)}
     fit = sm.GLM((df.outcome == "a").to_numpy(float), design, family=sm.families.Binomial()).fit(tol=1e-13)
     params, cov = np.asarray(fit.params), np.asarray(fit.cov_params())
     c = np.zeros(design.shape[1])
@@ -230,13 +237,8 @@ def test_style_posterior_with_ties_is_the_half_win_one_with_davidson_beside(batt
     path = tmp_path / "ties.csv"
     df.to_csv(path, index=False)
     rep = review(path, fast=True, claims=["solid>p2", "p3>p4"], style="len_a:len_b", budget=5)
+    design = _style_design(df)
     idx = {p: i for i, p in enumerate(PLAYERS)}
-    x = np.zeros((len(df), len(PLAYERS)))
-    x[np.arange(len(df)), df.model_a.map(idx)] = 1
-    x[np.arange(len(df)), df.model_b.map(idx)] = -1
-    raw = (df.len_a - df.len_b) / (df.len_a + df.len_b)
-    d = ((raw - raw.mean()) / raw.std(ddof=0)).to_numpy()
-    design = np.column_stack([x[:, :-1], d])
     y = df.outcome.map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
     fit = sm.GLM(y, design, family=sm.families.Binomial()).fit(tol=1e-13, cov_type="HC0")
     from scipy.stats import norm
