@@ -35,7 +35,7 @@ def panel():
     glm = sm.GLM(y, z[:, 1:], family=sm.families.Binomial())
     fits = {kind: glm.fit(tol=1e-13, cov_type=kind, cov_kwds=kw)
             for kind, kw in (("cluster", {"groups": groups}), ("HC0", None), ("nonrobust", None))}
-    return {"players": players, "idx": idx, "x": z[:, 1:], "groups": groups, "fits": fits}
+    return {"players": players, "idx": idx, "x": z[:, 1:], "y": y, "groups": groups, "fits": fits}
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +197,7 @@ def test_clustered_witnesses_replayed_on_the_raw_comparisons(panel):
         assert entry["clusters"] == expect, action
 
 
-def test_whole_clusters_are_an_action():
+def test_whole_clusters_are_an_action(panel):
     """With --cluster the audits also drop whole clusters (``drop-cluster``: the budget counts
     clusters, ceil(max(5%, --fragile-below) · n_eff)); a witness, replayed by dropping those items
     from the raw comparisons and refitting with statsmodels, reverses the claim."""
@@ -211,18 +211,10 @@ def test_whole_clusters_are_an_action():
     assert entry["searched_to"] >= 0.3 * n - 1e-9
     assert entry["broken"] and entry["verified"]
     assert entry["fraction"] == pytest.approx(entry["budget"] / n) and entry["clusters"] == entry["budget"]
-    frame = read_comparisons(path("llmfao-panel")).frame
-    codes = frame["id"].astype("category").cat.codes.to_numpy()
     gone = pd.DataFrame(entry["actions"])["cluster"].to_numpy()
     assert len(gone) == entry["budget"]
-    keep = ~np.isin(codes, gone)
-    y = frame["outcome"].astype(str).map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
-    a, b = frame["model_a"].astype(str).to_numpy(), frame["model_b"].astype(str).to_numpy()
-    players = sorted(set(a) | set(b))
-    idx = {p: k for k, p in enumerate(players)}
-    z = np.zeros((len(frame), len(players)))
-    z[np.arange(len(frame)), [idx[p] for p in a]] += 1
-    z[np.arange(len(frame)), [idx[p] for p in b]] -= 1
-    res = sm.GLM(y[keep], z[keep][:, 1:], family=sm.families.Binomial()).fit(tol=1e-12)
+    keep = ~np.isin(panel["groups"], gone)
+    res = sm.GLM(panel["y"][keep], panel["x"][keep], family=sm.families.Binomial()).fit(tol=1e-12)
     theta = np.concatenate([[0.0], res.params])
+    idx = panel["idx"]
     assert theta[idx["GPT 4"]] - theta[idx["Claude v1"]] < 0
