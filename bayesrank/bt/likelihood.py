@@ -77,6 +77,11 @@ class TieModel:
         (the audits' curvature of an action)."""
         raise NotImplementedError
 
+    def outcome_thirds(self, d, lam):
+        """Per-comparison third derivatives of the loss w.r.t. (d[, λ]) for each outcome cell:
+        (…,R,3,1+e,1+e,1+e) (how the curvature moves with the parameters: the audits' CI screens)."""
+        raise NotImplementedError
+
 
 class BinaryTies(TieModel):
     """Binary BT; ties are half-wins (``half``) or ignored (``drop``)."""
@@ -124,6 +129,14 @@ class BinaryTies(TieModel):
             c[..., 2] = 0.0
         return c[..., None, None]
 
+    def outcome_thirds(self, d, lam):
+        """``σ(1 − σ)(1 − 2σ)`` for every cell that carries likelihood."""
+        p = expit(d)
+        t = np.repeat((p * (1.0 - p) * (1.0 - 2.0 * p))[..., None], 3, axis=-1)
+        if self.tie_weight == 0.0:
+            t[..., 2] = 0.0
+        return t[..., None, None, None]
+
 
 class Davidson(TieModel):
     """Davidson tie model: outcome logits ``(d/2, −d/2, λ)`` under a softmax."""
@@ -167,6 +180,19 @@ class Davidson(TieModel):
         cov = p[..., :, None] * np.eye(3) - p[..., :, None] * p[..., None, :]
         h = np.einsum("oa,...op,pb->...ab", self.J, cov, self.J)
         return np.repeat(h[..., None, :, :], 3, axis=-3)
+
+    def outcome_thirds(self, d, lam):
+        """The softmax's third cumulant ``κ_ijk = p_i δ_ij δ_ik − p_i p_k δ_ij − p_i p_j δ_ik − p_i p_j δ_jk
+        + 2 p_i p_j p_k`` of the logits, mapped to (d, λ) by ``J`` (the same for every outcome)."""
+        p = self.outcome_probs(d, lam)
+        eye = np.eye(3)
+        k3 = (np.einsum("...i,ij,ik->...ijk", p, eye, eye)
+              - np.einsum("...i,...k,ij->...ijk", p, p, eye)
+              - np.einsum("...i,...j,ik->...ijk", p, p, eye)
+              - np.einsum("...i,...j,jk->...ijk", p, p, eye)
+              + 2.0 * np.einsum("...i,...j,...k->...ijk", p, p, p))
+        t = np.einsum("...ijk,ia,jb,kc->...abc", k3, self.J, self.J, self.J)
+        return np.repeat(t[..., None, :, :, :], 3, axis=-4)
 
 
 def tie_model(ties: str) -> TieModel:

@@ -689,7 +689,8 @@ class _Variance(Objective):
     """Shared predictions of a variance ``v`` of ``H⁻¹`` (module docstring): the vectorised pair-count
     formulas for zero-feature binary models, the row-level ones (``x_r = (e_i − e_j | Z_r)``) otherwise;
     for Davidson ties and whole-cluster actions the linear screen is the exact Woodbury update of the
-    curvature (the φ-shift term left out) and the 1sN the Newton-point covariance per candidate."""
+    curvature plus the φ-shift term ``−qᵀΔφ`` (``q``: :meth:`BTState.third_derivative_vector`; ``Δφ``
+    the first-order or one-step Newton shift) and the 1sN the Newton-point covariance per candidate."""
 
     uses_hinv = True
 
@@ -714,9 +715,14 @@ class _Variance(Objective):
                              for n in range(len(cand))])
         if state.fast and cand.members is None:
             return self._fast_linear(state, cand, m, order, chunk)
-        if cand.members is not None or state.n_local > 1:
+        if cand.members is not None or state.n_local > 1:  # Woodbury curvature term + the φ-shift term −qᵀΔφ
             v0 = self._of(state.hinv)
-            return np.array([self._of(state.predicted_hinv(cand, n, m[n])) - v0 for n in range(len(cand))])
+            direct = np.array([self._of(state.predicted_hinv(cand, n, m[n])) - v0 for n in range(len(cand))])
+            q = self._third(state)
+            shift = np.concatenate([state.shift(cand, m, "first" if order == "first" else "1sN",
+                                                np.arange(sl.start, sl.stop)) for sl in _chunks(len(cand), chunk)]) \
+                if len(cand) else np.zeros((0, state.n_params))
+            return direct - shift @ q
         g, c = cand.local(state)
         g, c = g[:, 0], c[:, 0, 0]
         out = np.empty(len(cand))

@@ -393,8 +393,10 @@ class BTState:
         return p, v * (p - y), v * p * (1 - p)
 
     def third_derivative_vector(self, z: np.ndarray) -> np.ndarray:
-        """Binary models: ``q = Σ_r W_r c'(η_r) (x_rᵀ z)² x_r`` (z: (P,) or (P,m) summed over columns),
-        ``W_r`` the row's weighted comparisons that carry likelihood."""
+        """``q = Σ_r J_r t_r`` with ``t_r[l] = Σ_ab (J_rᵀz)_a (J_rᵀz)_b T_r[a, b, l]``, ``T_r`` the third
+        derivatives of row r's loss in ψ = (η[, λ]) (the tie model's ``outcome_thirds`` times the
+        row's weighted counts): ``zᵀ (dH[Δφ]) z = qᵀΔφ``, how the curvature moves with φ (z: (P,) or
+        (P,m) summed over columns). Binary models: ``q = Σ_r W_r c'(η_r) (x_rᵀ z)² x_r``."""
         d = self.counts
         if self.fast and not d.weighted:  # the per-match derivatives (a PyMC state supplies its own)
             _, _, c3 = self.derivatives(d.i, d.j)
@@ -405,14 +407,13 @@ class BTState:
             return np.bincount(d.i, coef, k) - np.bincount(d.j, coef, k)
         rows = np.arange(d.n_rows)
         eta = self.eta()
-        p = expit(eta)
-        c3 = p * (1 - p) * (1 - 2 * p)
-        xz = self.x_dot(rows, z)
-        xz2 = (xz**2).sum(axis=1) if xz.ndim == 2 else xz**2
-        cnt = d.weighted_counts()
-        w = cnt[:, 0] + cnt[:, 1] + (cnt[:, 2] if self.ties == "half" else 0.0)
-        coef = w * c3 * xz2
-        return self.design.gradient(coef[None, :, None])[0]
+        lam = self.params[-1:] if self.n_extra else None
+        third = np.einsum("ro,roabc->rabc", d.weighted_counts(), self.model.outcome_thirds(eta, lam))
+        jz = self.j_dot(rows, z)  # (R, L) or (R, L, m)
+        if jz.ndim == 2:
+            jz = jz[..., None]
+        t = np.einsum("ram,rbm,rabc->rc", jz, jz, third)
+        return self.design.gradient(t[None])[0]
 
     def effective_weight(self) -> np.ndarray:
         """``W_r``: comparisons of row r that carry likelihood (ties count under ``half`` and Davidson)."""
