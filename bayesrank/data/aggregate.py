@@ -115,9 +115,10 @@ def pair_rows(comparisons, style=(), transform: str = "normalized_diff", standar
         counts = np.zeros((len(frame), 3))
         counts[np.arange(len(frame)), oc] = w
         X, fnames, info = feat.feature_matrix(frame, pairs, w, transform, standardize)
+        codes, labels = feat.cluster_codes(frame, cluster)
         rows = PairRows(names[used], remap[ia], remap[ib], counts=counts, X=X, features=fnames, transform=info,
-                        cluster=feat.cluster_codes(frame, cluster), cluster_name=cluster, unit=True,
-                        ordered=True, excluded=log)
+                        cluster=codes, cluster_name=cluster, cluster_labels=labels, unit=True, ordered=True,
+                        excluded=log)
         feat.warn_if_centred_reference(rows, standardize)
         return rows
     k = len(names)
@@ -127,16 +128,15 @@ def pair_rows(comparisons, style=(), transform: str = "normalized_diff", standar
         lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
         cell = np.where(oc == 2, 2, np.where((oc == 0) ^ (ia > ib), 0, 1))  # 0: the lower index wins
     key = lo * k + hi
-    codes = None
+    codes, labels = feat.cluster_codes(frame, cluster)
     if cluster is not None:
-        codes = feat.cluster_codes(frame, cluster)
         key = codes * (k * k) + key
     uniq, inv = np.unique(key, return_inverse=True)
     c = np.zeros((len(uniq), 3))
     np.add.at(c, (inv, cell), w)
     pair = uniq % (k * k)
     return PairRows(names, pair // k, pair % k, counts=c, cluster=None if codes is None else uniq // (k * k),
-                    cluster_name=cluster, ordered=ordered, excluded=log)
+                    cluster_name=cluster, cluster_labels=labels, ordered=ordered, excluded=log)
 
 
 @dataclass

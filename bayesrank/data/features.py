@@ -131,10 +131,10 @@ def feature_matrix(frame: pd.DataFrame, style, freq: np.ndarray, transform: str 
 
 
 def cluster_codes(frame: pd.DataFrame, cluster: str | None):
-    """Integer codes (0..G−1, by first appearance) of the cluster column, or None; a row without a
-    label is an error naming its place."""
+    """(integer codes 0..G−1 by first appearance, the label of each code) of the cluster column, or
+    (None, None); a row without a label is an error naming its place."""
     if cluster is None:
-        return None
+        return None, None
     if cluster not in frame.columns:
         raise InputError(f"--cluster: no column {cluster!r}; the data have columns {list(frame.columns)}")
     missing = frame[cluster].isna().to_numpy()
@@ -143,7 +143,8 @@ def cluster_codes(frame: pd.DataFrame, cluster: str | None):
 
         raise InputError(f"{describe_rows(frame, np.flatnonzero(missing))}: column {cluster!r} has no "
                          f"cluster label ({int(missing.sum())} rows)")
-    return pd.factorize(frame[cluster])[0].astype(np.int64)
+    codes, labels = pd.factorize(frame[cluster])
+    return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
 def warn_if_centred_reference(rows, standardize: str) -> None:

@@ -6,7 +6,8 @@ Row ``r`` compares player ``i_r`` (listed first) with player ``j_r`` and holds
 - ``X[r]`` (p ≥ 0 columns) transformed feature differences (named ``features``; ``transform``
   records how each was built, see :mod:`bayesrank.data.features`),
 - an importance weight ``weight[r]`` (1 unless reweighted: it multiplies the row's loss, and
-  squared, its sandwich meat), and optionally a cluster code ``cluster[r]`` (a prompt, a user, an item).
+  squared, its sandwich meat), and optionally a cluster code ``cluster[r]`` (a prompt, a user, an item;
+  ``cluster_labels[code]`` its value in the cluster column).
 
 Two kinds of rows:
 
@@ -37,8 +38,8 @@ class PairRows:
     (R, 3) may be passed instead of the three columns."""
 
     def __init__(self, players, i, j, wins_i=None, wins_j=None, ties=None, *, counts=None, X=None, features=None,
-                 transform=None, weight=None, cluster=None, cluster_name=None, unit: bool = False,
-                 ordered: bool = False, excluded: ExclusionLog | None = None):
+                 transform=None, weight=None, cluster=None, cluster_name=None, cluster_labels=None,
+                 unit: bool = False, ordered: bool = False, excluded: ExclusionLog | None = None):
         self.players = np.asarray(players, dtype=object) if not isinstance(players, np.ndarray) else players
         self.i = np.asarray(i, dtype=np.int64)
         self.j = np.asarray(j, dtype=np.int64)
@@ -54,6 +55,7 @@ class PairRows:
         self._weight = None if weight is None else np.asarray(weight, dtype=float)
         self.cluster = None if cluster is None else np.asarray(cluster, dtype=np.int64)
         self.cluster_name = cluster_name
+        self.cluster_labels = None if cluster_labels is None else np.asarray(cluster_labels, dtype=object)
         self.unit = bool(unit)
         self.ordered = bool(ordered)
         self.excluded = excluded if excluded is not None else ExclusionLog()
@@ -76,6 +78,15 @@ class PairRows:
     @property
     def n_clusters(self) -> int:
         return 0 if self.cluster is None else int(self.cluster.max()) + 1 if len(self.cluster) else 0
+
+    def cluster_label(self, code: int):
+        """The value in the cluster column of cluster ``code`` (as a plain str / int / float); the code
+        itself where no label is known (clusters of appended rows, codes passed in by hand)."""
+        code = int(code)
+        if self.cluster_labels is None or not 0 <= code < len(self.cluster_labels):
+            return code
+        label = self.cluster_labels[code]
+        return label.item() if isinstance(label, np.generic) else label
 
     # ------------------------------------------------------------------ outcomes
     @property
@@ -145,7 +156,7 @@ class PairRows:
         """A copy with some fields replaced (``counts=``, ``X=``, ``weight=``, ``cluster=``, ``i=``, ``j=``, …)."""
         kw = dict(players=self.players, i=self.i, j=self.j, counts=self._counts, X=self.X, features=self.features,
                   transform=self.transform, weight=self._weight, cluster=self.cluster, cluster_name=self.cluster_name,
-                  unit=self.unit, ordered=self.ordered, excluded=self.excluded)
+                  cluster_labels=self.cluster_labels, unit=self.unit, ordered=self.ordered, excluded=self.excluded)
         kw.update(changes)
         return PairRows(**kw)
 
@@ -307,8 +318,9 @@ def share_rows(frame: pd.DataFrame, model_a: str, model_b: str, share_a: str, st
     n = len(f)
     y = y[~missing]
     X, names, info = feat.feature_matrix(f, style, np.ones(n), transform, standardize)
+    groups, labels = feat.cluster_codes(f, cluster)
     rows = PairRows(np.asarray(players, dtype=object), codes[:n], codes[n:], counts=np.column_stack([y, 1 - y, np.zeros(n)]),
-                    X=X, features=names, transform=info, cluster=feat.cluster_codes(f, cluster),
-                    cluster_name=cluster, unit=True, ordered=True, excluded=log)
+                    X=X, features=names, transform=info, cluster=groups, cluster_name=cluster,
+                    cluster_labels=labels, unit=True, ordered=True, excluded=log)
     feat.warn_if_centred_reference(rows, standardize)
     return rows

@@ -500,7 +500,7 @@ def _log_row(state: BTState, cand: Candidates, idx: int, m: float) -> dict:
     kind = cand.kind
     if cand.members is not None:
         rows, _ = cand.member_rows(idx)
-        return {"kind": kind, "cluster": int(cand.r[idx]), "count": float(m), "rows": int(len(rows)),
+        return {"kind": kind, "cluster": d.cluster_label(cand.r[idx]), "count": float(m), "rows": int(len(rows)),
                 "comparisons": float(d.counts[rows].sum())}
     o = int(cand.outcome[idx])
     rec = {"kind": kind, "player_a": str(players[cand.i[idx]]), "player_b": str(players[cand.j[idx]]),

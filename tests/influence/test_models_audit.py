@@ -223,10 +223,16 @@ def test_position_audit_break_verified_by_statsmodels(position_state, kind):
 
 # ------------------------------------------------------------------------------------ clusters
 @pytest.fixture(scope="module")
-def clustered():
+def prompts():
+    """Simulated comparisons with a ``prompt`` column of 80 integer labels (one comparison per row)."""
     frame = _frame(tie_rate=0.0, seed=5, n=1200, k=5)
     frame["prompt"] = np.random.default_rng(2).integers(0, 80, len(frame))
-    rows = pair_rows(Comparisons.from_frame(frame), (), cluster="prompt", ordered=True, per_comparison=True)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def clustered(prompts):
+    rows = pair_rows(Comparisons.from_frame(prompts), (), cluster="prompt", ordered=True, per_comparison=True)
     return BTState.fit(rows)
 
 
@@ -265,9 +271,10 @@ def test_cluster_drop_refit_equals_a_fit_without_the_cluster(clustered):
     assert np.max(np.abs(one - np.array(exact))) <= np.max(np.abs(obj.delta(st, cand, 1.0, "first") - exact)) + 1e-15
 
 
-def test_drop_cluster_audit_counts_clusters_and_is_verified(clustered):
-    """How many prompts must be removed: the budget counts clusters, the break is confirmed by
-    statsmodels on the rows of the remaining clusters, and keeping the last dropped cluster keeps the #1."""
+def test_drop_cluster_audit_counts_clusters_and_is_verified(clustered, prompts):
+    """How many prompts must be removed: the budget counts clusters, the witnesses name the prompts
+    by their labels in the data, the break is confirmed by statsmodels on the rows of the remaining
+    prompts, and keeping the last dropped prompt keeps the #1."""
     st = clustered
     d = st.counts
     rep = audit(st, "top1", ["drop-cluster"], budget=40)
@@ -275,10 +282,12 @@ def test_drop_cluster_audit_counts_clusters_and_is_verified(clustered):
     assert res.broken and res.verified, res.reason
     assert res.unit == "clusters" and res.n_matches == d.n_clusters and res.budget == len(res.actions)
     gone = res.actions["cluster"].to_numpy()
-    keep = ~np.isin(d.cluster, gone)
+    label = prompts["prompt"].to_numpy()  # the rows are the comparisons in the frame's order
+    assert set(gone) <= set(label)
+    keep = ~np.isin(label, gone)
     theta = _glm_theta(d.i[keep], d.j[keep], d.share[keep], d.total[keep], d.n_players)
     assert str(d.players[np.argmax(theta)]) == res.final_top[0] != res.reference_top[0]
-    keep = ~np.isin(d.cluster, gone[:-1])
+    keep = ~np.isin(label, gone[:-1])
     theta = _glm_theta(d.i[keep], d.j[keep], d.share[keep], d.total[keep], d.n_players)
     assert str(d.players[np.argmax(theta)]) == res.reference_top[0]
     from bayesrank.protocol import validate
@@ -403,3 +412,48 @@ def test_davidson_ci_screen_ranks_flips_like_exact_refits(davidson_small):
         f0 = obj.value_at(st)
         exact = np.array([obj.value_at(st.refit(apply(st.counts, sub, n, 1.0))) - f0 for n in range(len(sub))])
         assert spearmanr(obj.delta(st, sub, 1.0, "linear"), exact).statistic >= 0.99
+
+
+def _nba_leader_without(dates):
+    """statsmodels' logistic GLM of the raw NBA file (read here with pandas: the home team wins when
+    it scored more) without the games of ``dates``: the leader's name."""
+    import statsmodels.api as sm
+
+    from bayesrank.datasets import path
+
+    games = pd.read_csv(path("nba"))
+    games = games[~games["date"].isin(list(dates))]
+    teams = sorted(set(games["home_team"]) | set(games["away_team"]))
+    idx = {t: n for n, t in enumerate(teams)}
+    z = np.zeros((len(games), len(teams)))
+    z[np.arange(len(games)), games["home_team"].map(idx)] += 1
+    z[np.arange(len(games)), games["away_team"].map(idx)] -= 1
+    y = (games["home_pts"] > games["away_pts"]).to_numpy(float)
+    res = sm.GLM(y, z[:, 1:], family=sm.families.Binomial()).fit(tol=1e-13)
+    return teams[int(np.argmax(np.concatenate([[0.0], res.params])))]
+
+
+def test_drop_cluster_witnesses_name_string_cluster_labels(tmp_path, capsys):
+    """A real file with string cluster ids (NBA 2023-24 clustered by game day, ``date``): the CLI's
+    drop-cluster witnesses — its table, its JSON (schema-valid) — name the dates of the file, not
+    integer codes; removing those days' games from the raw file and refitting with statsmodels
+    changes the leader, keeping the last day keeps it."""
+    import json
+
+    from bayesrank.cli import main
+    from bayesrank.datasets import path
+    from bayesrank.protocol import validate
+
+    out = tmp_path / "audit.json"
+    assert main(["audit", "nba", "--cluster", "date", "--actions", "drop-cluster", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    d = json.loads(out.read_text())
+    validate(d, "audit")
+    res = d["audits"]["drop-cluster"]
+    assert res["broken"] and res["verified"] and res["unit"] == "clusters"
+    gone = [a["cluster"] for a in res["actions"]]
+    days = set(pd.read_csv(path("nba"))["date"])
+    assert len(gone) == res["budget"] and all(isinstance(g, str) and g in days for g in gone)
+    assert all(g in printed for g in gone)
+    assert _nba_leader_without(gone) == res["final_top"][0] != res["reference_top"][0]
+    assert _nba_leader_without(gone[:-1]) == res["reference_top"][0]

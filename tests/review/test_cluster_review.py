@@ -35,7 +35,8 @@ def panel():
     glm = sm.GLM(y, z[:, 1:], family=sm.families.Binomial())
     fits = {kind: glm.fit(tol=1e-13, cov_type=kind, cov_kwds=kw)
             for kind, kw in (("cluster", {"groups": groups}), ("HC0", None), ("nonrobust", None))}
-    return {"players": players, "idx": idx, "x": z[:, 1:], "y": y, "groups": groups, "fits": fits}
+    return {"players": players, "idx": idx, "x": z[:, 1:], "y": y, "groups": groups, "fits": fits,
+            "ids": f["id"].to_numpy()}
 
 
 @pytest.fixture(scope="module")
@@ -213,8 +214,35 @@ def test_whole_clusters_are_an_action(panel):
     assert entry["fraction"] == pytest.approx(entry["budget"] / n) and entry["clusters"] == entry["budget"]
     gone = pd.DataFrame(entry["actions"])["cluster"].to_numpy()
     assert len(gone) == entry["budget"]
-    keep = ~np.isin(panel["groups"], gone)
+    keep = ~np.isin(panel["ids"], gone)  # the witness names the ids of the file
     res = sm.GLM(panel["y"][keep], panel["x"][keep], family=sm.families.Binomial()).fit(tol=1e-12)
     theta = np.concatenate([[0.0], res.params])
     idx = panel["idx"]
     assert theta[idx["GPT 4"]] - theta[idx["Claude v1"]] < 0
+
+
+def test_whole_cluster_witness_names_string_cluster_ids():
+    """A real file with string cluster ids (NBA 2023-24 clustered by game day, ``date``): the review's
+    drop-cluster witness names the dates of the file — in its JSON entry and in the page's table of
+    the witness's actions — and removing those days' games from the raw file (read here with pandas)
+    and refitting with statsmodels reverses the #1."""
+    import pandas as pd
+
+    rep = review("nba", kind="pairwise", fast=True, cluster="date", claims=["top1"], seed=0)
+    entry = rep.claims[0].perturbation["drop-cluster"]
+    assert entry["broken"] and entry["verified"] and entry["searched_unit"] == "clusters"
+    gone = [a["cluster"] for a in entry["actions"]]
+    games = pd.read_csv(path("nba"))
+    assert len(gone) == entry["budget"] and all(isinstance(g, str) and g in set(games["date"]) for g in gone)
+    page = rep.to_html()
+    assert all(f"<td>{g}</td>" in page for g in gone[:8])  # the page shows the first 8 steps
+    kept = games[~games["date"].isin(gone)]
+    teams = sorted(set(kept["home_team"]) | set(kept["away_team"]))
+    idx = {t: n for n, t in enumerate(teams)}
+    z = np.zeros((len(kept), len(teams)))
+    z[np.arange(len(kept)), kept["home_team"].map(idx)] += 1
+    z[np.arange(len(kept)), kept["away_team"].map(idx)] -= 1
+    res = sm.GLM((kept["home_pts"] > kept["away_pts"]).to_numpy(float), z[:, 1:],
+                 family=sm.families.Binomial()).fit(tol=1e-12)
+    leader = rep.claims[0].claim.text.split(" is #1")[0].split(": ")[-1]
+    assert teams[int(np.argmax(np.concatenate([[0.0], res.params])))] != leader
