@@ -197,13 +197,6 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                                    position_effect=position_effect, columns=columns, outcome_map=outcome_map,
                                    judge_cols=judge_cols)
     match_actions = [a for a in acts if a in ACTION_TYPES]
-    if not state.fast or state.counts.unit:
-        given = [flag for flag, on in (("--robustness", robustness), ("--certify", certify is not None),
-                                       ("remove-player", "remove-player" in acts)) if on]
-        if given:
-            raise InputError(f"{', '.join(given)} not available with comparison rows, features, a position effect or "
-                             "Davidson ties (the robustness scores, certification and player removal are defined on "
-                             "zero-feature pair counts)")
 
     def make(kind):
         st = state_for(state, kind, add_space) if kind in ACTION_TYPES else state
@@ -214,8 +207,10 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     main_obj = make(match_actions[0] if match_actions else "drop")  # validates objective/target first
     check_ci_aware(ci_aware, main_obj, objective)
     if certify is not None and main_obj.significance and state.covariance_kind(main_obj.covariance) != "fisher":
-        raise InputError("--certify with --significance needs Fisher intervals (data without ties, or --ties drop): "
-                         "the exhaustive search checks breaks with H^-1 only")
+        raise InputError(f"--certify with --significance needs Fisher intervals, but this model's default interval is "
+                         f"the {state.covariance_kind(main_obj.covariance)} covariance (half-win ties, outcome shares, "
+                         "weights or --cluster): the exhaustive search checks breaks with H^-1 only (use data without "
+                         "those, or --ties drop)")
 
     jobs = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:

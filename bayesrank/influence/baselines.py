@@ -107,8 +107,12 @@ def exact_greedy_audit(state: BTState, objective: Objective, kind: str, budget: 
 def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size: int, max_sets: int = 200_000,
                        chunk: int = 4096) -> dict:
     """Smallest number of matches whose action (``kind``) breaks ``objective``, by exact refits of
-    every multiset of candidate cells of size 1, 2, …, ``max_size`` (cells are exchangeable, so a
-    multiset with multiplicities ≤ the cells' available matches is one distinct action set).
+    every multiset of candidates of size 1, 2, …, ``max_size`` (cells are exchangeable, so a
+    multiset with multiplicities ≤ the cells' available matches is one distinct action set). On
+    comparison rows a candidate is a row (its comparisons, with their covariates; an add copies
+    it), for ``drop-cluster`` a whole cluster (sizes then count clusters). A set is applied to the
+    count table (an add or a partial flip changes the row's counts rather than appending a row:
+    the loss is linear in the counts, so θ̂ and ``H⁻¹`` — all the check uses — are the same).
 
     Returns ``{"budget": s, "actions": [(cell index, m), …], "n_sets", "n_no_finite_mle"}`` with the
     first breaking set of the smallest size, or ``budget=None`` and ``lower_bound = max_size + 1``
@@ -121,8 +125,9 @@ def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size
     from bayesrank.errors import InputError
 
     if getattr(objective, "significance", False) and state.covariance_kind(objective.covariance) != "fisher":
-        raise InputError("exhaustive certification checks breaks with H^-1 only; the significance mode on data "
-                         "with half-win ties uses the sandwich (use --ties drop, or data without ties)")
+        raise InputError("exhaustive certification checks breaks with H^-1 only; the significance mode here uses the "
+                         f"{state.covariance_kind(objective.covariance)} covariance (half-win ties, outcome shares, "
+                         "weights or clusters: use --ties drop, or data without them)")
 
     st = _state_for(state, kind)
     cand = candidates(st, kind, keep_finite=False)
@@ -143,8 +148,9 @@ def exhaustive_minimum(state: BTState, objective: Objective, kind: str, max_size
         for lo in range(0, len(sets), chunk):
             mm = mult[lo : lo + chunk]
             tables = np.repeat(base[None], len(mm), axis=0)
-            for c in np.flatnonzero(mm.any(axis=0)):
-                tables[:, cand.r[c]] += mm[:, c, None] * cand.delta[c]
+            for c in np.flatnonzero(mm.any(axis=0)):  # a cell, a comparison row, or a cluster's rows
+                rows, deltas = cand.member_rows(c)
+                tables[:, rows] += mm[:, c, None, None] * deltas[None]
             rf = refit(st, tables, with_hinv=objective.uses_hinv)
             n_sets += len(mm)
             n_bad += int((~rf.ok).sum())

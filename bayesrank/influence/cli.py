@@ -67,7 +67,8 @@ def register(subparsers) -> None:
     p.add_argument("--robustness", action="store_true",
                    help="also run the audits behind R_top1, R_tau and R_CI (attack direction; see docs)")
     p.add_argument("--certify", type=positive_int, default=None, metavar="S",
-                   help="small data: exact refits of every action set of up to S matches (certified minimum or lower bound)")
+                   help="small data: exact refits of every action set of up to S comparisons (comparison rows; clusters "
+                        "for drop-cluster): certified minimum or lower bound")
     add_output_args(p, level=True, seed=True, plots=True)
     from bayesrank.cli_args import add_model_args
 

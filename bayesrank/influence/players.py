@@ -1,16 +1,19 @@
-"""Player removal: delete every match of one player; group Newton step vs exact refit.
+"""Player removal: delete every comparison of one player; group Newton step vs exact refit.
 
-Removing player p leaves the others' loss ``L_{−p}(θ_{−p}) = Σ_{r ∌ p} ℓ_r (+ ridge)``. From the
-full fit θ̂ restricted to the others and re-centred (``Σ_{a≠p} θ_a = 0``), one Newton step on the
-sum-to-zero space of the remaining K−1 players (the *group Newton step*: all of p's matches removed
-at once) predicts the refit:
+Removing player p leaves the others' loss ``L_{−p}(φ_{−p}) = Σ_{r ∌ p} ℓ_r (+ ridge)`` over every
+row without p (pair counts, or comparison rows with their features, position effect, clusters and
+tie model: the removal is the same model refitted on the rows that remain). From the full fit φ̂
+with θ restricted to the others and re-centred (``Σ_{a≠p} θ_a = 0``; α, β, λ kept), one Newton step
+on the sum-to-zero space of the remaining K−1 players (the *group Newton step*: all of p's rows
+removed at once) predicts the refit:
 
-    θ_{−p} ≈ θ̂_{−p} − Q (QᵀH_{−p}Q)⁻¹ Qᵀ ∇L_{−p}(θ̂_{−p})
+    φ_{−p} ≈ φ̂_{−p} − Q (QᵀH_{−p}Q)⁻¹ Qᵀ ∇L_{−p}(φ̂_{−p})
 
-where ``∇L_{−p}(θ̂_{−p}) = −(gradient of p's removed pairs)`` (the full gradient vanishes at θ̂)
-and ``H_{−p}`` = H without p's pairs. Reported per player: rank displacement of the others (how
-many change position relative to the reference order with p deleted), top-10 membership changes
-(players entering the top 10 of the others), and the player's degree (number of matches).
+where ``∇L_{−p}(φ̂_{−p}) = −(gradient of p's removed rows)`` (the full gradient vanishes at φ̂)
+and ``H_{−p}`` = H without p's rows. The exact refit is the model's Newton MLE of those rows.
+Reported per player: rank displacement of the others (how many change position relative to the
+reference order with p deleted), top-10 membership changes (players entering the top 10 of the
+others), and the player's degree (number of comparisons).
 """
 
 from __future__ import annotations
@@ -18,32 +21,37 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayesrank.bt.likelihood import tie_model
-from bayesrank.bt.mle import constraint_basis, newton, objective
-from bayesrank.data.aggregate import PairCounts, comparison_graph
+from bayesrank.bt.mle import constrained_covariance, objective
+from bayesrank.data.rows import PairRows
+from bayesrank.errors import NoFiniteEstimateError
 from bayesrank.influence.state import BTState
 
 
-def without_player(counts: PairCounts, p: int) -> tuple[PairCounts, np.ndarray]:
-    """Counts of the other players (re-indexed) and the kept player indices."""
+def without_player(counts: PairRows, p: int) -> tuple[PairRows, np.ndarray]:
+    """The rows without player ``p`` (the other players re-indexed; features, weights, clusters
+    kept) and the kept player indices."""
     keep_players = np.delete(np.arange(counts.n_players), p)
     newidx = np.full(counts.n_players, -1)
     newidx[keep_players] = np.arange(len(keep_players))
     rows = (counts.i != p) & (counts.j != p)
-    sub = PairCounts(counts.players[keep_players], newidx[counts.i[rows]], newidx[counts.j[rows]],
-                     counts.wins_i[rows], counts.wins_j[rows], counts.ties[rows])
-    return sub, keep_players
+    sub = counts.subset(rows)
+    return sub.replace(players=counts.players[keep_players], i=newidx[sub.i], j=newidx[sub.j]), keep_players
+
+
+def _start(state: BTState, keep: np.ndarray) -> np.ndarray:
+    """φ̂ with θ restricted to the kept players and re-centred (the other parameters as fitted)."""
+    th = state.theta[keep]
+    return np.concatenate([th - th.mean(), state.params[state.n_players:]])
 
 
 def group_newton_removal(state: BTState, p: int):
-    """(θ predicted by one group Newton step, θ start) on the other players (sum-to-zero)."""
+    """(φ predicted by one group Newton step, φ start, rows without p) on the other players (sum-to-zero)."""
     sub, keep = without_player(state.counts, p)
-    model = tie_model(state.ties)
-    th0 = state.theta[keep] - state.theta[keep].mean()
-    _, g, h = objective(model, sub, th0[None], ridge=state.ridge)
-    q = constraint_basis(sub.n_players)
-    step = q @ np.linalg.solve(q.T @ h[0] @ q, q.T @ g[0])
-    return th0 - step, th0, sub
+    phi0 = _start(state, keep)
+    _, g, h = objective(state.model, sub, phi0[None], ridge=state.ridge, position=state.position,
+                        beta_ridge=state.beta_ridge)
+    step = constrained_covariance(h[0], sub.n_players) @ g[0]
+    return phi0 - step, phi0, sub
 
 
 def _displacement(theta_ref, theta_new, top=10):
@@ -56,21 +64,24 @@ def _displacement(theta_ref, theta_new, top=10):
 
 def player_removal(state: BTState, exact: bool = True, top: int = 10) -> pd.DataFrame:
     """One row per player: degree, group-Newton and (``exact=True``) exact-refit rank displacement
-    of the others, top-``top`` membership changes, and max |Δθ| error of the Newton step."""
+    of the others, top-``top`` membership changes, and max |Δθ| error of the Newton step (θ only)."""
     rows = []
     deg = state.counts.matches_per_player()
-    model = tie_model(state.ties)
+    k1 = state.n_players - 1
     for p in range(state.n_players):
-        pred, th0, sub = group_newton_removal(state, p)
+        pred, phi0, sub = group_newton_removal(state, p)
+        th0, pred = phi0[:k1], pred[:k1]
         rec = {"player": str(state.players[p]), "rank": int(np.flatnonzero(state.ranking() == p)[0]) + 1,
                "degree": float(deg[p])}
         n_disp, max_shift, top_changes = _displacement(th0, pred, top)
         rec.update(displaced_newton=n_disp, top10_changes_newton=top_changes)
         if exact:
-            finite = state.ridge > 0 or comparison_graph(sub, ties=state.ties).finite_mle
-            if finite:
-                res = newton(model, sub, start=th0, ridge=state.ridge, tol=1e-11)
-                th = res.params[0]
+            try:
+                th = BTState.fit(sub, ties=state.ties, ridge=state.ridge, start=phi0, position=state.position,
+                                 beta_ridge=state.beta_ridge).theta
+            except NoFiniteEstimateError:  # the others' comparisons admit no finite MLE
+                th = None
+            if th is not None:
                 n_disp, max_shift, top_changes = _displacement(th0, th, top)
                 rec.update(displaced=n_disp, max_rank_shift=max_shift, top10_changes=top_changes,
                            max_abs_error_newton=float(np.abs(pred - th).max()),
