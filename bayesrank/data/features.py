@@ -147,6 +147,17 @@ def cluster_codes(frame: pd.DataFrame, cluster: str | None):
     return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
+def equal_style(features, transform: dict) -> np.ndarray:
+    """(p,) the model's feature values of a comparison between players of equal style: each
+    feature's raw difference 0 (both transforms give 0 when x_a = x_b) put through its
+    standardisation, ``(0 − mean)/sd`` (0 for a feature without a transform record)."""
+    out = np.zeros(len(features))
+    for q, name in enumerate(features):
+        rec = transform.get(name) or {}
+        out[q] = -float(rec.get("mean", 0.0)) / float(rec.get("sd", 1.0))
+    return out
+
+
 def warn_if_centred_reference(rows, standardize: str) -> None:
     """Centring adds ``−β·mean/sd`` to every comparison's logit; when one player takes part in every
     comparison (AlpacaEval's reference) that constant moves only that player's score against all the

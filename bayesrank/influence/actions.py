@@ -13,8 +13,9 @@ its comparisons with their shares:
              cluster with comparisons (its member rows, ``delta = −counts``), applied once; the
              audit's budget then counts clusters;
 - adds, in the candidate space ``add_space`` — ``"pairs"``: every unordered pair (observed or not;
-  zero-feature models on pair counts), ``"observed"``: the observed rows (a copy of a comparison
-  with its covariates; comparison rows append a new row):
+  on comparison rows a new comparison of equal style, player_a listed first:
+  :func:`~bayesrank.influence.state.with_pair_templates`), ``"observed"``: the observed rows (a copy
+  of a comparison with its covariates; comparison rows append a new row):
     * ``add``           either outcome, chosen by the actor (``all_outcomes``),
     * ``add_pairs``     outcome fixed by current skill: the stronger player wins (``all_pairs``),
     * ``add_weighted``  outcome weighted by its model probability: ``delta = (p, 1 − p, 0)``, a
@@ -23,8 +24,8 @@ its comparisons with their shares:
                         MLE, so it can never move a score or a rank, only the curvature
                         (the constructive action for CIs),
     * ``add_sampled``   outcome drawn from the probability of the reference fit,
-                        ``p_r = σ(θ̂_i − θ̂_j)``: the actor picks the pair, chance picks the winner
-                        (seeded :class:`OutcomeStream`).
+                        ``p_r = σ(η̂_r)`` (``θ̂_i − θ̂_j`` plus the row's covariate terms): the actor
+                        picks the pair (the row), chance picks the winner (seeded :class:`OutcomeStream`).
 
 A candidate's effect on the fit is summarised per application by its local gradient ``G`` (L,)
 and curvature ``C`` (L, L) at φ (:meth:`Candidates.local`; :mod:`bayesrank.influence.state`);
@@ -240,9 +241,14 @@ def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, thet
         avail = _keep_finite_cap(state, table, r, o) if keep_finite else table[r, o]
         keep = avail >= 1
         return Candidates(kind, r[keep], c.i[r[keep]], c.j[r[keep]], delta[keep], avail[keep], o[keep], None, unit)
-    # adds: every row of the state (the complete pairs, or the observed rows)
+    # adds: every row of the state (the complete pairs, or the observed rows; on comparison rows the
+    # rows the state names — one template per pair in the "pairs" space — else the observed ones)
     if unit:
-        r_all = np.flatnonzero(c.total > 0)
+        r_all = state.add_rows if state.add_rows is not None else np.flatnonzero(c.total > 0)
+    if kind == "add_sampled":  # the rows the outcome stream was drawn for (not the copies appended since)
+        if stream is None:
+            raise ValueError("add_sampled candidates need an OutcomeStream")
+        r_all = r_all[r_all < len(stream.p)]
     eta = state.eta() if theta is None else th[c.i] - th[c.j]
     p = 1.0 / (1.0 + np.exp(-eta[r_all]))
     n = len(r_all)
@@ -255,11 +261,6 @@ def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, thet
         o = np.where(p >= 0.5, 0, 1)
         delta = _cells(kind, r, o)
     elif kind == "add_sampled":
-        if unit:
-            raise InputError("the add_sampled action draws outcomes per pair of pair counts; comparison rows "
-                             "(--style, --cluster, --position-effect) offer add (the actor picks the outcome)")
-        if stream is None:
-            raise ValueError("add_sampled candidates need an OutcomeStream")
         pos = np.zeros(c.n_rows, int) if added is None else np.rint(added).astype(int)
         runs = [stream.next_run(int(q), int(pos[q])) for q in r_all]
         o = np.array([x for x, _ in runs], dtype=int)

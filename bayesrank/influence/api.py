@@ -65,6 +65,26 @@ def significance_covariance(obj, state: BTState) -> str:
     return SIGNIFICANCE_COVARIANCE[kind]
 
 
+def new_pair_comparison(state: BTState, actions, add_space: str | None) -> str | None:
+    """How an add in the ``"pairs"`` space builds a new comparison on comparison rows (the JSON's
+    ``settings.new_pair_comparison``); None when no such add is audited."""
+    from bayesrank.data.features import equal_style
+    from bayesrank.influence.greedy import default_add_space
+
+    space = default_add_space(state) if add_space is None else add_space
+    if space != "pairs" or not state.counts.unit or not any(a.startswith("add") for a in actions):
+        return None
+    parts = ["any pair (player_a < player_b in the player order), player_a listed first"
+             + (" (the position effect applies)" if state.position else "")]
+    if state.counts.n_features:
+        x = equal_style(state.counts.features, state.counts.transform)
+        parts.append("equal style: every feature's raw difference 0, i.e. model values "
+                     + ", ".join(f"{f} {v:+.4g}" for f, v in zip(state.counts.features, x)))
+    if state.counts.cluster is not None:
+        parts.append("a cluster of its own")
+    return "; ".join(parts)
+
+
 def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, **read_options):
     """A file path, bundled dataset name or DataFrame read as
     :class:`~bayesrank.data.comparisons.Comparisons` (a folder or glob streamed to pair counts) by
@@ -239,7 +259,7 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                 "min_matches": min_matches, "significance_covariance": significance_covariance(main_obj, state),
                 "features": dict(state.counts.transform), "position_effect": bool(state.position),
                 "cluster": state.counts.cluster_name if state.counts.cluster is not None else None,
-                "add_space": add_space}
+                "add_space": add_space, "new_pair_comparison": new_pair_comparison(state, acts, add_space)}
     return AuditReport(objective=objective, objective_details=main_obj.describe(), audits=audits,
                        robustness_audits=scored, state=state, settings=settings, player_removal=removal,
                        exclusions=exclusions, objective_object=main_obj)

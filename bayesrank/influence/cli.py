@@ -59,8 +59,9 @@ def register(subparsers) -> None:
     p.add_argument("--ties", default="half", choices=("half", "drop", "davidson"),
                    help="tie model: half-wins (default), dropped, or Davidson's tie parameter (estimated)")
     p.add_argument("--add-space", default=None, choices=("pairs", "observed"),
-                   help="where add actions may add a comparison: any pair (default on pair counts) or a copy of an "
-                        "observed comparison with its covariates (default with --style/--cluster/--position-effect)")
+                   help="where add actions may add a comparison: any pair (default on pair counts; on comparison rows a "
+                        "comparison of equal style, the pair's first player listed first) or a copy of an observed "
+                        "comparison with its covariates (default with --style/--cluster/--position-effect)")
     p.add_argument("--ridge", type=nonnegative_float, default=0.0)
     p.add_argument("--min-matches", type=positive_int, default=None,
                    help="restrict to the finite-MLE core (players with ≥ this many matches); excluded rows are reported")

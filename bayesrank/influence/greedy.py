@@ -44,7 +44,7 @@ from bayesrank.influence.actions import (
     candidates,
 )
 from bayesrank.influence.objectives import Objective, SmoothTau, parse_objective
-from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs
+from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, with_pair_templates
 
 WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ unchanged — their gradient "
                      "σ(d̂) − p is zero at the MLE — so no point-estimate property can break")
@@ -263,10 +263,11 @@ def state_for(base: BTState, kind: str, add_space: str | None = None) -> BTState
         raise InputError(f"add_space must be one of {ADD_SPACE_CHOICES}, got {space!r}")
     if not kind.startswith("add") or space == "observed":
         return base
-    if base.counts.unit or not base.fast or base.counts.cluster is not None:
-        raise InputError("add_space='pairs' (any pair, observed or not) needs the zero-feature model on pair "
-                         "counts; with comparison rows, features, a position effect, Davidson ties or clusters "
-                         "use add_space='observed' (--add-space observed)")
+    if base.counts.unit:  # comparison rows: a template comparison per pair, equal style (docs/influence.md)
+        return with_pair_templates(base)
+    if base.counts.n_features or base.position or base.counts.cluster is not None:
+        raise InputError("add_space='pairs' on aggregated rows with features, a position effect or clusters: the "
+                         "audit works on one row per comparison there (pass the comparisons, not aggregated rows)")
     if base.counts.n_pairs < base.n_players * (base.n_players - 1) // 2:
         full = complete_pairs(base.counts)
         return BTState(full, base.ties, base.ridge, base.params, base.hessian, base.hinv, base.fit_info,
@@ -334,7 +335,6 @@ def greedy_audit(
         objective = parse_objective(objective, st, **objective_options)
     elif objective_options:
         raise InputError(f"objective options {sorted(objective_options)} need the objective as a spec string")
-    base_counts = st.counts.counts.copy()
     data = st.counts
     f0 = objective.value_at(st)
     used = 0.0
@@ -345,9 +345,10 @@ def greedy_audit(
     details = objective.describe()
     reference_top = objective.reference_order(state)
     model = model or model_name(state)
-    stream = None
-    if kind == "add_sampled":
+    stream, drawn = None, None
+    if kind == "add_sampled":  # drawn[r]: comparisons added to (copied from) row r so far, its stream's position
         stream = OutcomeStream(1.0 / (1.0 + np.exp(-st.eta())), seed)
+        drawn = np.zeros(st.counts.n_rows)
     what = "clusters" if clusters else "comparisons"
 
     def result(**kw):
@@ -365,11 +366,7 @@ def greedy_audit(
         if used >= budget:
             reason = f"not broken within budget ({budget} {'actions' if not clusters else what})"
             break
-        added = None
-        if stream is not None:
-            added = np.zeros(st.counts.n_rows)
-            added[: len(base_counts)] = st.counts.counts[: len(base_counts)].sum(axis=1) - base_counts.sum(axis=1)
-        cand = candidates(st, kind, stream=stream, added=added)
+        cand = candidates(st, kind, stream=stream, added=drawn)
         if banned and len(cand):
             cand = cand.take(np.flatnonzero([(r, o) not in banned for r, o in zip(cand.r, cand.outcome)]))
         if len(cand) == 0:
@@ -416,6 +413,9 @@ def greedy_audit(
         predicted = curve[-1]["refit"] + sum(float(objective.delta(st, cand.take([b]), mm, "1sN")[0]) for b, mm in batch)
         prev_data, prev_state, prev_used = data, st, used
         data, st = new.counts, new
+        if drawn is not None:
+            for b, mm in batch:
+                drawn[cand.r[b]] += mm
         step_total = sum(mm for _, mm in batch)
         used += step_total
         val = objective.value_at(st)

@@ -80,6 +80,23 @@ def complete_pairs(counts: PairCounts) -> PairCounts:
                       excluded=counts.excluded)
 
 
+def with_pair_templates(state: "BTState") -> "BTState":
+    """Comparison rows: the same fit with one empty template row per unordered pair ``i < j`` at the
+    end (player i listed first — a position effect applies as to any comparison listed so —, the
+    equal-style feature values :func:`bayesrank.data.features.equal_style`, a cluster of its own), so
+    that adds may give any pair a new comparison (``add_space="pairs"``); adds copy only these rows."""
+    from bayesrank.data.features import equal_style
+
+    c = state.counts
+    k = state.n_players
+    ii, jj = np.triu_indices(k, 1)
+    x = np.broadcast_to(equal_style(c.features, c.transform), (len(ii), c.n_features))
+    rows = c.append(ii, jj, np.zeros((len(ii), 3)), x)
+    return BTState(rows, state.ties, state.ridge, state.params, state.hessian, state.hinv, state.fit_info,
+                   position=state.position, beta_ridge=state.beta_ridge, penalty=state.penalty,
+                   add_rows=np.arange(c.n_rows, rows.n_rows))
+
+
 def check_ties(ties: str) -> None:
     if ties not in SUPPORTED_TIES:
         raise InputError(f"the audit supports ties in {SUPPORTED_TIES}, got {ties!r}")
@@ -102,6 +119,7 @@ class BTState:
     converged: bool = True
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     penalty: str | None = None  # "firth": θ̂ and every refit are Firth's bias-reduced estimates (bt.firth)
+    add_rows: np.ndarray | None = None  # comparison rows: the rows adds copy (None: the observed ones)
 
     def __post_init__(self):
         self.params = np.asarray(self.params, dtype=float)
@@ -174,7 +192,8 @@ class BTState:
             if not ok:
                 return self._failed(counts)
             return BTState(counts, self.ties, self.ridge, rf.params[0], rf.hessian[0], rf.hinv[0],
-                           position=self.position, beta_ridge=self.beta_ridge, penalty=self.penalty)
+                           position=self.position, beta_ridge=self.beta_ridge, penalty=self.penalty,
+                           add_rows=self.add_rows)
         k = self.n_players
         if self.ties == "davidson":
             t, n = float(counts.ties.sum()), counts.n_comparisons
@@ -188,12 +207,13 @@ class BTState:
         if not ok:
             return self._failed(counts)
         return BTState(counts, self.ties, self.ridge, params, hess, position=self.position,
-                       beta_ridge=self.beta_ridge)
+                       beta_ridge=self.beta_ridge, add_rows=self.add_rows)
 
     def _failed(self, counts):
         nan = np.full_like(self.hessian, np.nan)
         return BTState(counts, self.ties, self.ridge, np.full_like(self.params, np.nan), nan, nan,
-                       position=self.position, beta_ridge=self.beta_ridge, converged=False, penalty=self.penalty)
+                       position=self.position, beta_ridge=self.beta_ridge, converged=False, penalty=self.penalty,
+                       add_rows=self.add_rows)
 
     def with_fit(self, table: np.ndarray, fit: Refit, n: int = 0) -> BTState:
         """The state of the perturbed count ``table`` (same rows) at replicate ``n`` of its exact refit ``fit``."""
@@ -202,7 +222,7 @@ class BTState:
         hinv = None if fit.hinv is None else (fit.hinv if fit.hinv.ndim == 2 else fit.hinv[n])
         return BTState(self.counts.with_counts(table), self.ties, self.ridge, th,
                        self.hessian if hess is None else hess, hinv, position=self.position,
-                       beta_ridge=self.beta_ridge, penalty=self.penalty)
+                       beta_ridge=self.beta_ridge, penalty=self.penalty, add_rows=self.add_rows)
 
     # --- the model -----------------------------------------------------------------------------
     @property

@@ -179,7 +179,6 @@ def test_cli_ci_player_default_modes_confirmed_by_statsmodels(battles, tmp_path)
 
 
 @pytest.mark.parametrize("flags,named", [
-    (["--style", STYLE, "--actions", "drop,add_sampled"], "add_sampled"),
     (["--style", STYLE, "--min-matches", "3"], "--min-matches"),
     (["--style", "s0_a:s0_b,len_a:len_b"], "len_a"),
     (["--style", STYLE, "--objective", "tau", "--ci-aware"], "--ci-aware"),
