@@ -391,7 +391,7 @@ class LeaderboardFit(RankedScores, Result):
 
 def compare(*fits: LeaderboardFit) -> pd.DataFrame:
     """Side-by-side scores and interval widths; agreement with the first fit in ``df.attrs``."""
-    from scipy.stats import kendalltau
+    from bayesrank.stats.kendall import kendall_tau_b
 
     base = fits[0]
     df = pd.DataFrame({"player": base.players})
@@ -405,7 +405,7 @@ def compare(*fits: LeaderboardFit) -> pd.DataFrame:
         agreement[name] = {
             "max_abs_score_diff": float(np.max(np.abs(f.score[idx] - base.score))),
             "max_abs_width_diff": float(np.max(np.abs((f.upper - f.lower)[idx] - (base.upper - base.lower)))),
-            "kendall_tau": float(kendalltau(f.score[idx], base.score).statistic),
+            "kendall_tau": kendall_tau_b(f.score[idx], base.score),
         }
     df = df.sort_values(base.method, ascending=False).reset_index(drop=True)
     df.attrs["agreement"] = agreement

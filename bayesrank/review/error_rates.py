@@ -151,16 +151,6 @@ def asymptotic_sd(theta, n_per_pair, a: int, b: int) -> float:
 
 
 # ---------------------------------------------------------------------------------- truth
-def kendall_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall τ-b of two score vectors (ties in either count as ties)."""
-    sx = np.sign(x[:, None] - x[None, :])
-    sy = np.sign(y[:, None] - y[None, :])
-    iu = np.triu_indices(len(x), 1)
-    a, b = sx[iu], sy[iu]
-    den = np.sqrt(np.count_nonzero(a) * np.count_nonzero(b))
-    return float((a * b).sum() / den) if den else float("nan")
-
-
 def truths(sim: Simulated, k_top: int = 2, pair=(0, 1)) -> dict:
     """Per replicate, whether each claim the review would make is true for the true θ: the
     pre-specified ``pair`` claim, the data-selected adjacent pair (fitted #1 > fitted #2), top1 (the
@@ -176,7 +166,9 @@ def truths(sim: Simulated, k_top: int = 2, pair=(0, 1)) -> dict:
     for o in order:
         s, rest = o[:k_top], o[k_top:]
         topk.append(th[s].min() > th[rest].max())
-    tau = np.array([kendall_b(th, e) for e in sim.estimate])
+    from bayesrank.stats.kendall import kendall_tau_b
+
+    tau = np.array([kendall_tau_b(th, e) for e in sim.estimate])
     return {"pair": np.full(sim.n_rep, th[pair[0]] > th[pair[1]]), "adjacent": th[first] > th[second],
             "top1": top1, "topk": np.array(topk), "order": tau > TAU_THRESHOLD, "tau": tau}
 

@@ -108,9 +108,9 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
     sections, parts = [], {"hja": hdiag}
     if hfit is not None:
         both = hfit.beside_pooled_bt()  # the HJA module's own comparison (same comparisons, pooled BT)
-        from scipy.stats import kendalltau
+        from bayesrank.stats.kendall import kendall_tau_b
 
-        tau = kendalltau(both["consensus_score"], both["pooled_bt_score"]).statistic
+        tau = kendall_tau_b(both["consensus_score"], both["pooled_bt_score"])
         jt = hfit.judge_table()
         selection = hfit.info.get("rank_selection")
         sections.append(Section(

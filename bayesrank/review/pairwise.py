@@ -67,10 +67,10 @@ def margins(draws: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
 
 
 def kendall_to_reference(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Kendall τ-b between each draw's order and the reference order (vectorised over draws)."""
-    from scipy.stats import kendalltau
+    """Kendall τ-b between each draw's order and the reference order (one per draw)."""
+    from bayesrank.stats.kendall import kendall_tau_b
 
-    return np.array([kendalltau(d, reference).statistic for d in draws])  # τ-b: scipy's default
+    return np.array([kendall_tau_b(d, reference) for d in draws])
 
 
 # ---------------------------------------------------------------------------------- frequentist

@@ -119,9 +119,9 @@ def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, c
     k = len(mle.players)
     ref = _reference_scores(mle.players, reference_players, reference_theta)
     test = order_test(mle.score[:k], mle.cov[:k, :k], ref, level, seed=seed)
-    from scipy.stats import kendalltau
+    from bayesrank.stats.kendall import kendall_tau_b
 
-    freq = order_answer(test, kendalltau(mle.score[:k], ref).statistic, f"{ci} (style-controlled)", k)
+    freq = order_answer(test, kendall_tau_b(mle.score[:k], ref), f"{ci} (style-controlled)", k)
     bay = _bayes(order_holds(bayes.draws[:, :k], ref), bayes, claim, level)
     from bayesrank.influence.objectives import parse_objective
 
