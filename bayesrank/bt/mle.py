@@ -88,8 +88,9 @@ def theta_hessian(code, k: int, h: np.ndarray) -> np.ndarray:
     else:
         cc = np.bincount(((np.arange(b) * kk)[:, None] + code).ravel(), h.ravel(), b * kk).reshape(b, k, k)
     s = cc + cc.transpose(0, 2, 1)
-    out = -s
-    out[:, np.arange(k), np.arange(k)] += s.sum(axis=2)
+    rows = s.sum(axis=2)
+    out = np.negative(s, out=s)  # in place: one (B,K,K) array fewer (the same numbers)
+    out[:, np.arange(k), np.arange(k)] += rows
     return out
 
 

@@ -128,7 +128,7 @@ def newton_point_precision(state: BTState, cand: Candidates, m=1.0, chord_steps:
 
     def per_pair(th, which, sl, cols):
         """Σ_o w'_ro ∂ℓ_o(d_r) (score: which=0, curvature: which=1) for every pair, (nb, R)."""
-        out = state.match_derivatives(th[ii] - th[jj])[which]  # (R, nb, 3)
+        out = state.match_derivatives(th[ii] - th[jj], which)  # (R, nb, 3)
         tot = np.einsum("ro,rno->rn", table, out)
         r = cr[sl]
         tot[r, cols] += m[sl] * (cdelta[sl] * out[r, cols, :]).sum(axis=1)  # the candidate's own cell

@@ -48,8 +48,9 @@ class PyMCState(BTState):
 
     _derivs = None
 
-    def match_derivatives(self, d):
-        return self._derivs(d)
+    def match_derivatives(self, d, which=None):
+        out = self._derivs(d)
+        return out if which is None else out[which]
 
 
 def state_from_pymc(counts: PairCounts, ties: str = "half", prior_sigma: float = 3.0) -> PyMCState:

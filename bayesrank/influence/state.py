@@ -56,15 +56,16 @@ def outcome_targets(ties: str) -> np.ndarray:
     return np.array([1.0, 0.0, 0.5 if ties == "half" else np.nan])
 
 
-def per_match_derivatives(d: np.ndarray, ties: str):
-    """Binary models: (score (…,3), curvature (…,3), third (…,3)) of the per-match loss w.r.t. ``d``."""
+def per_match_derivatives(d: np.ndarray, ties: str, which: int | None = None):
+    """Binary models: (score (…,3), curvature (…,3), third (…,3)) of the per-match loss w.r.t. ``d``;
+    ``which`` (0, 1 or 2): that one alone (the others are not computed)."""
     p = expit(d)[..., None]
     y = outcome_targets(ties)
     active = ~np.isnan(y)
-    s = np.where(active, p - np.nan_to_num(y), 0.0)
-    c = np.where(active, p * (1 - p), 0.0)
-    c3 = np.where(active, p * (1 - p) * (1 - 2 * p), 0.0)
-    return s, c, c3
+    parts = (lambda: np.where(active, p - np.nan_to_num(y), 0.0),
+             lambda: np.where(active, p * (1 - p), 0.0),
+             lambda: np.where(active, p * (1 - p) * (1 - 2 * p), 0.0))
+    return parts[which]() if which is not None else tuple(part() for part in parts)
 
 
 def complete_pairs(counts: PairCounts) -> PairCounts:
@@ -349,11 +350,12 @@ class BTState:
         """Binary zero-feature models: (score, curvature, third) (n,3) of one match on pairs (i, j) at θ̂."""
         return self.match_derivatives(self.theta[i] - self.theta[j])
 
-    def match_derivatives(self, d):
-        """Binary models: (score, curvature, third) (…,3) of the per-match loss at linear predictors ``d``."""
+    def match_derivatives(self, d, which: int | None = None):
+        """Binary models: (score, curvature, third) (…,3) of the per-match loss at linear predictors ``d``
+        (``which``: only that one of the three)."""
         if self.n_extra:
             raise InputError("per-match derivatives in d alone exist for binary tie models (half, drop)")
-        return per_match_derivatives(d, self.ties)
+        return per_match_derivatives(d, self.ties, which)
 
     def eta(self, params: np.ndarray | None = None) -> np.ndarray:
         p = self.params if params is None else params
