@@ -4,7 +4,8 @@ Fits the bundled leaderboard with every method (MLE with Fisher and sandwich int
 MAP, Laplace, NUTS), answers the default claims (top-1, top-k, adjacent pairs of the top 5 below
 the leader) with the frequentist and Bayesian answers and the smallest verified perturbation,
 prints a short summary — each claim's verdict with its one-line reason, the top of the leaderboard
-— and writes the full report to ``out/review.html`` (+ ``.md``, ``.json``).
+(logits, or Elo points with ``--scale elo``, as ``review --scale``) — and writes the full report to
+``out/review.html`` (+ ``.md``, ``.json``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--chains", type=positive_int, default=4)
     p.add_argument("--top", type=positive_int, default=10, help="rows of the leaderboard printed (the page has all)")
     p.add_argument("--seed", type=nonnegative_int, default=0)
+    p.add_argument("--scale", default="logit", choices=("logit", "elo"),
+                   help="scores, contrasts and intervals as logits (default) or Elo points (× 400/ln 10, no anchor), "
+                        "as review --scale; verdicts do not change")
     p.add_argument("--out", default="out", metavar="DIR", help="folder for review.html, review.md, review.json")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the report's JSON here")
     declare_outputs(p, out=("--out", "folder"), json=("--json", "file"))
@@ -56,8 +60,10 @@ def top_table(report, top: int):
 
     fits = report.results["fits"]
     default = fits["default"]
-    lb = report.leaderboard.head(top)
-    t = Table(title=f"Top {len(lb)}: score [{default.level:.0%} {default.interval} interval], logit scale, and the "
+    lb = report.leaderboard.head(top)  # on the review's display scale
+    scale = next((s.data.get("scale") for s in report.sections if s.key == "leaderboard"), None) or "logit"
+    unit = "logit scale" if scale == "logit" else "Elo points (400/ln 10 × logit, no anchor)"
+    t = Table(title=f"Top {len(lb)}: score [{default.level:.0%} {default.interval} interval], {unit}, and the "
                     "simultaneous rank set", title_justify="left")
     t.add_column("rank", justify="right", no_wrap=True)
     t.add_column("player", overflow="fold")
@@ -95,9 +101,9 @@ def run(args) -> int:
                   transient=True) as bar:
         task = bar.add_task("review", total=None)
         report = review(src, kind="pairwise", level=0.95, fragile_below=0.01, fast=False, nuts=not args.no_nuts,
-                        seed=args.seed, draws=args.draws, chains=args.chains,
+                        seed=args.seed, draws=args.draws, chains=args.chains, scale=args.scale,
                         command=["bayesrank", "demo", "--dataset", args.dataset]
-                        + (["--no-nuts"] if args.no_nuts else []),
+                        + (["--no-nuts"] if args.no_nuts else []) + (["--scale", "elo"] if args.scale == "elo" else []),
                         progress=lambda label, *_: bar.update(task, description=label))
     elapsed = time.perf_counter() - t0
     data = next(s for s in report.sections if s.key == "data")

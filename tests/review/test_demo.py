@@ -89,3 +89,43 @@ def test_review_without_nuts_builds_no_pymc_model():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     heavy, method = json.loads(out.strip().splitlines()[-1])
     assert heavy == [] and method == "laplace, half-win, adjusted to the sandwich"
+
+
+def test_demo_scale_elo_reaches_the_review(monkeypatch, tmp_path):
+    """`demo --scale elo` asks its review for Elo points (and names it in the command it records)."""
+    import bayesrank.review.api as api
+    from bayesrank.cli import main
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_review(data, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(api, "review", fake_review)
+    with pytest.raises(Stop):
+        main(["demo", "--dataset", "nba", "--no-nuts", "--scale", "elo", "--out", str(tmp_path)])
+    assert seen["scale"] == "elo" and seen["command"][-2:] == ["--scale", "elo"]
+    seen.clear()
+    with pytest.raises(Stop):
+        main(["demo", "--dataset", "nba", "--no-nuts", "--out", str(tmp_path)])
+    assert seen["scale"] == "logit" and "--scale" not in seen["command"]
+
+
+def test_top_table_in_elo_points_names_the_unit(nba_report):
+    """The printed top of an Elo review: scores and bounds = the logit review's × 400/ln 10, and the
+    title says Elo points (the logit one says logit scale)."""
+    import math
+
+    from bayesrank.review import review
+
+    elo = review("nba", fast=True, seed=0, claims=["top1"], scale="elo")
+    text, logit_text = _printed(top_table(elo, 5), width=200), _printed(top_table(nba_report, 5), width=200)
+    assert "Elo points" in text and "logit scale" not in text and "logit scale" in logit_text
+    a, b = elo.leaderboard.head(5), nba_report.leaderboard.head(5)
+    assert list(a["player"]) == list(b["player"])
+    for col in ("score", "lower", "upper"):
+        assert (a[col].to_numpy() == pytest.approx(b[col].to_numpy() * 400 / math.log(10), rel=1e-12))
