@@ -75,3 +75,14 @@ def test_static_command_table_matches_the_registered_parsers():
                                            (["-h", "audit"], "audit")])
 def test_chosen_command_is_the_first_positional(argv, expected):
     assert chosen_command(argv) == expected
+
+
+def test_fast_review_loads_no_sampler_stack_nor_scipy_stats(tmp_path):
+    """`review --fast` (Laplace twin, no NUTS) imports no PyMC, PyTensor, ArviZ, nutpie or numba, and no
+    scipy.stats (its Kendall τ is bayesrank.stats.kendall); matplotlib only to draw the HTML figures."""
+    argv = ["review", "nba", "--fast", "--claim", "top1", "--json", str(tmp_path / "r.json")]
+    mods = _loaded_after(f"from bayesrank.cli import main\nmain({argv!r})")
+    assert "bayesrank.review.pairwise" in mods and (tmp_path / "r.json").exists()  # the review really ran
+    assert _heavy(mods) == [] and "nutpie" not in mods
+    html = _loaded_after(f"from bayesrank.cli import main\nmain({argv + ['--html', str(tmp_path / 'r.html')]!r})")
+    assert "matplotlib" in html and _heavy(html) == ["matplotlib"]
