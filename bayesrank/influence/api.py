@@ -193,8 +193,11 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
     The model: ``ties`` ``half | drop | davidson``; ``style`` (feature column pairs), ``cluster`` (a
     cluster column: cluster-robust significance and the ``drop-cluster`` action, whose budget counts
     clusters), ``position_effect`` — any of them fits the comparison rows of that model
-    (:func:`load_state`). ``add_space``: ``"pairs"`` (any pair; the default on pair counts) or
-    ``"observed"`` (copies of observed comparisons with their covariates; the default on rows).
+    (:func:`load_state`). ``add_space``: ``"pairs"`` (any pair; the default on pair counts; on
+    comparison rows a new comparison of equal style, the pair's first player listed first:
+    ``settings["new_pair_comparison"]``) or ``"observed"`` (copies of observed comparisons with
+    their covariates; the default on rows). ``remove-player``, ``robustness`` and ``certify`` work
+    on every model (a unit of the certification is a comparison row, for ``drop-cluster`` a cluster).
     """
     from bayesrank.influence.baselines import certify_budget
     from bayesrank.influence.greedy import greedy_audit, state_for
