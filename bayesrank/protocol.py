@@ -92,26 +92,24 @@ class Diagnostics:
 
     @classmethod
     def sampler(cls, method: str, idata, var_names=None, **extra) -> "Diagnostics":
-        """R-hat, bulk/tail ESS (ArviZ, rank-normalised) over ``var_names`` and the divergence count."""
-        import arviz as az
+        """R-hat, bulk/tail ESS (rank-normalised, as ArviZ 1: :mod:`bayesrank.stats.convergence`) over
+        ``var_names`` and the divergence count."""
         import numpy as np
+
+        from bayesrank.stats import convergence
 
         post = idata["posterior"]
         names = list(var_names) if var_names is not None else list(post.data_vars)
         chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
+        x = convergence.stacked(post, names) if names else np.full((1, chains, draws), np.nan)
 
-        def worst(ds, fn):
-            vals = [np.asarray(ds[v]).ravel() for v in names]
-            vals = np.concatenate(vals) if vals else np.array([np.nan])
+        def worst(vals, fn):
             vals = vals[np.isfinite(vals)]
             return float(fn(vals)) if vals.size else float("nan")
 
-        def ds_of(obj):
-            return obj.dataset if hasattr(obj, "dataset") else obj
-
-        rhat = worst(ds_of(az.rhat(idata, var_names=names)), np.max)
-        ess_b = worst(ds_of(az.ess(idata, var_names=names, method="bulk")), np.min)
-        ess_t = worst(ds_of(az.ess(idata, var_names=names, method="tail")), np.min)
+        rhat = worst(convergence.rhat(x), np.max)
+        ess_b = worst(convergence.ess_bulk(x), np.min)
+        ess_t = worst(convergence.ess_tail(x), np.min)
         div = int(np.asarray(idata["sample_stats"]["diverging"]).sum()) if "sample_stats" in idata.children else 0
         return cls.from_sampler_values(method, rhat, ess_b, ess_t, div, chains, draws, **extra)
 
