@@ -124,7 +124,7 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
 #: library warnings the report rewrites in its own words (message start -> sentence)
 KNOWN_WARNINGS = {
     "Estimated shape parameter of Pareto distribution is greater than":
-        "PSIS-LOO (ArviZ): for some pairs the Pareto k of the importance weights exceeds {k}, so their "
+        "PSIS-LOO: for some pairs the Pareto k of the importance weights exceeds {k}, so their "
         "leave-one-out estimate is unreliable; the methods section counts them.",
 }
 
