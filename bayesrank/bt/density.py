@@ -50,21 +50,21 @@ def theta_of(x, k, theta):
 
 
 @njit(nogil=True, cache=True)
-def core(x, grad, data):
-    """log p(x) (returned) and ∇ log p(x) (into ``grad``) of the model packed in ``data``."""
-    k = int(data[1])
+def unpack(data):
+    """(K, R, F, has α, Davidson, i, j, c_0, c_1, c_2, X) of the packed ``data`` (views)."""
     n_rows = int(data[2])
     nf = int(data[3])
-    has_alpha = data[4] > 0
-    davidson = data[5] > 0
-    inv_s2, inv_b2, inv_l2 = data[6], data[7], data[8]
     o = HEADER
-    i = data[o : o + n_rows]
-    j = data[o + n_rows : o + 2 * n_rows]
-    c0 = data[o + 2 * n_rows : o + 3 * n_rows]
-    c1 = data[o + 3 * n_rows : o + 4 * n_rows]
-    c2 = data[o + 4 * n_rows : o + 5 * n_rows]
-    X = data[o + 5 * n_rows : o + (5 + nf) * n_rows]
+    return (int(data[1]), n_rows, nf, data[4] > 0, data[5] > 0, data[o : o + n_rows], data[o + n_rows : o + 2 * n_rows],
+            data[o + 2 * n_rows : o + 3 * n_rows], data[o + 3 * n_rows : o + 4 * n_rows],
+            data[o + 4 * n_rows : o + 5 * n_rows], data[o + 5 * n_rows : o + (5 + nf) * n_rows])
+
+
+@njit(nogil=True, cache=True)
+def core(x, grad, data):
+    """log p(x) (returned) and ∇ log p(x) (into ``grad``) of the model packed in ``data``."""
+    k, n_rows, nf, has_alpha, davidson, i, j, c0, c1, c2, X = unpack(data)
+    inv_s2, inv_b2, inv_l2 = data[6], data[7], data[8]
     m = k - 1
     theta = np.empty(k)
     theta_of(x, k, theta)
@@ -149,6 +149,32 @@ def core(x, grad, data):
         logp -= 0.5 * inv_l2 * lam * lam
         grad[off] = gl - inv_l2 * lam
     return logp
+
+
+@njit(nogil=True, cache=True)
+def loglik_rows(params, data, const, out):
+    """``out`` (S, R) ← the log-likelihood of every row of ``data`` at draws φ = (θ, α, β, λ) (S, P),
+    the same per-row terms as :func:`core` (``const``: the Multinomial coefficient per row, Davidson)."""
+    k, n_rows, nf, has_alpha, davidson, i, j, c0, c1, c2, X = unpack(data)
+    boff = k + (1 if has_alpha else 0)
+    for s in range(params.shape[0]):
+        p = params[s]
+        alpha = p[k] if has_alpha else 0.0
+        lam = p[boff + nf] if davidson else 0.0
+        for r in range(n_rows):
+            d = p[int(i[r])] - p[int(j[r])] + alpha
+            for f in range(nf):
+                d += X[r * nf + f] * p[boff + f]
+            if davidson:
+                ah = abs(0.5 * d)
+                if ah >= lam:
+                    lse = ah + np.log(1.0 + np.exp(-2.0 * ah) + np.exp(lam - ah))
+                else:
+                    lse = lam + np.log(np.exp(ah - lam) + np.exp(-ah - lam) + 1.0)
+                out[s, r] = (c0[r] - c1[r]) * 0.5 * d + c2[r] * lam - (c0[r] + c1[r] + c2[r]) * lse + const[r]
+            else:
+                sp = d + np.log1p(np.exp(-d)) if d > 0 else np.log1p(np.exp(d))  # softplus(d)
+                out[s, r] = c0[r] * d - c1[r] * sp  # w log σ(d) + (n − w) log σ(−d)
 
 
 sig_logp = types.int64(types.uint64, types.CPointer(types.double), types.CPointer(types.double),
@@ -308,19 +334,17 @@ class BTDensity:
 
     def pointwise_loglik(self, params: np.ndarray) -> np.ndarray:
         """(S, R_kept) log-likelihood of each kept row (PyMC's: the Binomial kernel without its
-        coefficient, the Multinomial with it) — the PSIS-LOO input."""
-        d = self.linear_predictor(params)
+        coefficient, the Multinomial with it) — the PSIS-LOO input (one pass of :func:`loglik_rows`)."""
+        params = np.ascontiguousarray(params, dtype=float)
+        const = np.zeros(len(self.i))
         if self.davidson:
             from scipy.special import gammaln
 
-            lam = params[:, -1:]
-            h = 0.5 * d
-            lse = np.logaddexp(np.logaddexp(h, -h), lam)
-            n = self.c0 + self.c1 + self.c2
-            const = gammaln(n + 1) - gammaln(self.c0 + 1) - gammaln(self.c1 + 1) - gammaln(self.c2 + 1)
-            return (self.c0 - self.c1) * h + self.c2 * lam - n * lse + const
-        w, n = self.c0, self.c1
-        return -w * np.logaddexp(0.0, -d) - (n - w) * np.logaddexp(0.0, d)
+            const = gammaln(self.c0 + self.c1 + self.c2 + 1) - gammaln(self.c0 + 1) - gammaln(self.c1 + 1) \
+                - gammaln(self.c2 + 1)
+        out = np.empty((params.shape[0], len(self.i)))
+        loglik_rows(params, self.data, const, out)
+        return out
 
     def replicate(self, params: np.ndarray, rng) -> np.ndarray:
         """(S, R_kept) replicated win shares (a tie half a win): Binomial(round(n), σ(d)) / n for
