@@ -10,13 +10,19 @@ and each call costs ~80 µs of CPU beyond the kernel (the Bradley–Terry densit
 pairs: ~190 µs per call for an ~105 µs kernel, with 1 or 2 cores). A :class:`CFuncDensity` is called
 from Rust with no Python and no GIL (~135 µs per call for the same density, ~85 µs kernel); that its
 chains then run in parallel on an idle machine is expected, not yet measured. Mass matrix and step size are nutpie's
-(diagonal, from draws and gradients). Draws come back as an ArviZ ``DataTree`` (``posterior``,
+(diagonal, from draws and gradients). Draws come back as an xarray ``DataTree`` (``posterior``,
 ``sample_stats``) like ``pm.sample``'s, so :meth:`bayesrank.protocol.Diagnostics.sampler` applies.
+
+ArviZ is not needed for any of it: nutpie imports ArviZ only to convert its trace, so it is
+imported with ArviZ deferred (:func:`import_nutpie`) and the trace converted here
+(:func:`trace_tree`, the same tree as nutpie's conversion) — about 1 s of CPU less per process.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -42,7 +48,7 @@ def sample_logp(logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], ndi
     ``expand(x)`` maps a point to the stored variables (``shapes``: name → shape, float64);
     ``init(seed)`` gives a chain's starting point (a different seed per chain); ``progress(text)``
     is called from a background thread with the draws done so far."""
-    import nutpie
+    nutpie = import_nutpie()
     from nutpie.compiled_pyfunc import from_pyfunc
 
     from bayesrank.outputs import stop_if_interrupted
@@ -71,11 +77,83 @@ def sample_logp(logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], ndi
             progress(f"{label}: {done:,}/{total:,} iterations")
 
         kwargs["progress_callback"] = report
-    dt = nutpie.sample(model, draws=draws, tune=tune, chains=chains, cores=cores or default_cores(chains),
-                       seed=int(seed), progress_bar=False, target_accept=float(target_accept), save_warmup=False,
-                       **kwargs)
+    raw = nutpie.sample(model, draws=draws, tune=tune, chains=chains, cores=cores or default_cores(chains),
+                        seed=int(seed), progress_bar=False, target_accept=float(target_accept), save_warmup=False,
+                        return_raw_trace=True, **kwargs)
     stop_if_interrupted()  # never report a shorter chain than asked for
-    return dt
+    return trace_tree(raw, coords or {}, nutpie.__version__)
+
+
+def import_nutpie():
+    """``nutpie``, with ArviZ not executed until an attribute of it is used: ``nutpie.sample``
+    imports ArviZ (~1 s of CPU, JAX and matplotlib with it) only for the conversion
+    :func:`trace_tree` does. While nutpie is imported, ``sys.modules["arviz"]`` is a
+    :class:`_DeferredModule`, which imports the real ArviZ on first use; the real module replaces
+    it in ``sys.modules`` right after, so a later ``import arviz`` is the ordinary one."""
+    if "nutpie" in sys.modules or "arviz" in sys.modules:
+        import nutpie
+
+        return nutpie
+    sys.modules["arviz"] = _DeferredModule("arviz")
+    try:
+        import nutpie
+    finally:
+        if isinstance(sys.modules.get("arviz"), _DeferredModule):
+            del sys.modules["arviz"]
+    return nutpie
+
+
+class _DeferredModule(types.ModuleType):
+    """A stand-in bound by ``import NAME``: the first attribute it lacks imports the real module
+    (``importlib.util.LazyLoader`` does not do here: ``import`` itself reads ``__spec__``, which
+    executes a lazy module)."""
+
+    def __getattr__(self, attr):
+        import importlib
+
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = importlib.import_module(self.__name__)
+        self.__dict__.update({k: v for k, v in real.__dict__.items() if k not in ("__name__", "__spec__")})
+        return getattr(real, attr)
+
+
+#: sample statistics nutpie leaves out when their ``store_*`` setting is off (the settings used here)
+_UNSTORED_STATS = ("gradient", "unconstrained_draw", "mass_matrix_inv", "mass_matrix_eigvals", "mass_matrix_stds",
+                   "divergence_start", "divergence_end", "divergence_momentum", "divergence_start_gradient",
+                   "transformed_position", "transformed_gradient", "transformation_mu")
+
+
+def trace_tree(raw, coords: dict, version: str = ""):
+    """nutpie's raw trace (``return_raw_trace=True``) as the ``DataTree`` nutpie's own conversion
+    gives (``posterior`` and ``sample_stats`` of the draws after tuning; chain, draw and the model's
+    coordinates), built with xarray alone."""
+    import pandas as pd
+    import xarray as xr
+    from nutpie.sample import _add_arrow_data
+
+    draw_batches, stat_batches = raw.get_arrow_trace()
+    groups = {}
+    index = ("chain", "draw")  # nutpie's stats carry them as columns; they are the tree's coordinates
+    for group, batches, skip in (("posterior", draw_batches, index), ("sample_stats", stat_batches,
+                                                                      _UNSTORED_STATS + index)):
+        data, dims = {}, {}
+        n_post = []
+        for stat in stat_batches:
+            n_post.append(stat.num_rows - int(stat.column("tuning").to_numpy().sum()))
+        for c, b in enumerate(batches):
+            tuned = b.num_rows - n_post[c]
+            _add_arrow_data(data, max(n_post), b.slice(tuned, n_post[c]), c, len(batches), dims, list(skip))
+        n_chain, n_draw = len(batches), max(n_post)
+        ds = xr.Dataset({k: (("chain", "draw", *dims.get(k, [])) if dims.get(k) else ("chain", "draw",
+                              *[f"{k}_dim_{q}" for q in range(v.ndim - 2)]), v) for k, v in data.items()},
+                        coords={"chain": np.arange(n_chain), "draw": np.arange(n_draw)})
+        used = {d for v in ds.data_vars.values() for d in v.dims}
+        ds = ds.assign_coords({k: pd.Index(v) for k, v in coords.items() if k in used})
+        ds.attrs = {"sample_dims": ["chain", "draw"], "inference_library": "nutpie",
+                    "inference_library_version": version}
+        groups[group] = ds
+    return xr.DataTree.from_dict(groups)
 
 
 class CFuncDensity:
