@@ -24,8 +24,9 @@ its comparisons with their shares:
                         MLE, so it can never move a score or a rank, only the curvature
                         (the constructive action for CIs),
     * ``add_sampled``   outcome drawn from the probability of the reference fit,
-                        ``p_r = σ(η̂_r)`` (``θ̂_i − θ̂_j`` plus the row's covariate terms): the actor
-                        picks the pair (the row), chance picks the winner (seeded :class:`OutcomeStream`).
+                        ``p_r = σ(η̂_r)`` (``θ̂_i − θ̂_j`` plus the row's covariate terms; with
+                        Davidson ties the model's three outcome probabilities, ties included): the
+                        actor picks the pair (the row), chance picks the outcome (seeded :class:`OutcomeStream`).
 
 A candidate's effect on the fit is summarised per application by its local gradient ``G`` (L,)
 and curvature ``C`` (L, L) at φ (:meth:`Candidates.local`; :mod:`bayesrank.influence.state`);
@@ -52,38 +53,48 @@ ADD_SPACE_CHOICES = ("observed", "pairs")
 
 
 class OutcomeStream:
-    """Seeded outcomes of the matches an ``add_sampled`` audit adds: the n-th added match of pair
-    row r is won by player i iff ``U_r[n] < p_r``, ``U_r = numpy.random.default_rng([seed, r]).random()``
-    (one independent stream per pair; a prefix does not depend on how far it is read) and
-    ``p_r = σ(θ̂_i − θ̂_j)`` of the reference fit. Adds on a pair consume its stream in order, so
-    applying ``m`` matches of one cell is allowed only within a run of equal outcomes."""
+    """Seeded outcomes of the comparisons an ``add_sampled`` audit adds: the n-th comparison added to
+    row r has outcome "i wins" iff ``U_r[n] < p_r``, "tie" iff ``U_r[n] ≥ 1 − t_r``, "j wins" otherwise,
+    ``U_r = numpy.random.default_rng([seed, r]).random()`` (one independent stream per row; a prefix
+    does not depend on how far it is read). ``p`` is the reference fit's ``σ(η̂_r)`` (R,) for binary
+    tie models, or its outcome probabilities (R, 3) = [i wins, j wins, tie] (Davidson: ties are drawn
+    with the model's tie probability ``t_r``). Adds on a row consume its stream in order, so
+    applying ``m`` comparisons of one cell is allowed only within a run of equal outcomes."""
 
     MAX_RUN = 1 << 16
 
     def __init__(self, p: np.ndarray, seed: int = 0):
-        self.p = np.asarray(p, dtype=float)
+        p = np.asarray(p, dtype=float)
+        self.p = p if p.ndim == 1 else p[:, 0]  # P(i wins)
+        self.tie = np.zeros(len(self.p)) if p.ndim == 1 else p[:, 2]
         self.seed = int(seed)
-        self._wins: dict[int, np.ndarray] = {}
+        self._outcomes: dict[int, np.ndarray] = {}
 
-    def wins(self, r: int, upto: int) -> np.ndarray:
-        """Booleans "i wins" of the first ≥ ``upto`` added matches of pair row ``r``."""
-        have = self._wins.get(r)
+    def outcomes(self, r: int, upto: int) -> np.ndarray:
+        """Outcome indices (0 = i wins, 1 = j wins, 2 = tie) of the first ≥ ``upto`` added comparisons of row ``r``."""
+        have = self._outcomes.get(r)
         if have is None or len(have) < upto:
             n = max(64, 1 << int(np.ceil(np.log2(max(upto, 1)))))
-            have = np.random.default_rng([self.seed, int(r)]).random(n) < self.p[r]
-            self._wins[r] = have
+            u = np.random.default_rng([self.seed, int(r)]).random(n)
+            have = np.where(u < self.p[r], 0, 1).astype(np.int8)
+            if self.tie[r] > 0:
+                have[u >= 1.0 - self.tie[r]] = 2
+            self._outcomes[r] = have
         return have
 
+    def wins(self, r: int, upto: int) -> np.ndarray:
+        """Booleans "i wins" of the first ≥ ``upto`` added comparisons of row ``r``."""
+        return self.outcomes(r, upto) == 0
+
     def next_run(self, r: int, position: int) -> tuple[int, int]:
-        """(outcome index of the next added match of pair r: 0 = i wins, 1 = j wins, run length)."""
+        """(outcome index of the next added comparison of row r, the length of its run of equal outcomes)."""
         n = 64
         while True:
-            w = self.wins(r, position + n)
-            seq = w[position:]
+            seq = self.outcomes(r, position + n)[position:]
             change = np.flatnonzero(seq != seq[0])
             if len(change) or n >= self.MAX_RUN:
                 run = int(change[0]) if len(change) else len(seq)
-                return (0 if seq[0] else 1), run
+                return int(seq[0]), run
             n *= 2
 
 

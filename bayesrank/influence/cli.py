@@ -30,8 +30,8 @@ from bayesrank.cli_args import (
 
 ACTIONS_HELP = (
     "comma list of: drop; flip; drop-cluster (remove every comparison of one --cluster: the budget counts clusters); add (all_outcomes: the actor picks the winner); add_pairs (all_pairs: the "
-    "currently stronger player wins); add_sampled (all_outcomes_sampled: the winner is drawn from the fitted "
-    "BT probability, seeded by --seed); add_weighted (all_outcomes_weighted: a fractional expected match, whose "
+    "currently stronger player wins); add_sampled (all_outcomes_sampled: the outcome is drawn from the fitted "
+    "BT probability, ties too under --ties davidson, seeded by --seed); add_weighted (all_outcomes_weighted: a fractional expected match, whose "
     "gradient is zero at the MLE, so it never moves a score or rank, only the CIs); remove-player")
 
 

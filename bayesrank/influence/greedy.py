@@ -347,7 +347,9 @@ def greedy_audit(
     model = model or model_name(state)
     stream, drawn = None, None
     if kind == "add_sampled":  # drawn[r]: comparisons added to (copied from) row r so far, its stream's position
-        stream = OutcomeStream(1.0 / (1.0 + np.exp(-st.eta())), seed)
+        eta = st.eta()  # Davidson: the three outcome probabilities (ties drawn too), else σ(η̂)
+        stream = OutcomeStream(st.model.outcome_probs(eta, st.params[-1:]) if st.n_extra
+                               else 1.0 / (1.0 + np.exp(-eta)), seed)
         drawn = np.zeros(st.counts.n_rows)
     what = "clusters" if clusters else "comparisons"
 

@@ -457,3 +457,72 @@ def test_drop_cluster_witnesses_name_string_cluster_labels(tmp_path, capsys):
     assert all(g in printed for g in gone)
     assert _nba_leader_without(gone) == res["final_top"][0] != res["reference_top"][0]
     assert _nba_leader_without(gone[:-1]) == res["reference_top"][0]
+
+
+# ------------------------------------------------------------------ sampled adds under Davidson
+def _davidson_probs(st):
+    """[i wins, j wins, tie] of each row at the state's (θ, λ), by the Davidson formula written in
+    :func:`davidson_scipy`."""
+    c = st.counts
+    eta = st.theta[c.i] - st.theta[c.j]
+    a = np.column_stack([eta / 2, -eta / 2, np.full(len(eta), st.params[-1])])
+    return np.exp(a) / np.exp(a).sum(axis=1, keepdims=True)
+
+
+def test_davidson_sampled_adds_draw_ties_with_the_model_probability(davidson):
+    """The n-th comparison added to row r: i wins iff U < P(i), a tie iff U ≥ 1 − P(tie),
+    U = numpy.random.default_rng([seed, r]).random(n) (the documented rule, regenerated here); the
+    tie frequency over all rows follows the Davidson tie probabilities (within 3 binomial SEs)."""
+    from bayesrank.influence.actions import OutcomeStream
+    from bayesrank.influence.greedy import state_for
+
+    st = state_for(davidson, "add_sampled")
+    prob = _davidson_probs(st)
+    stream = OutcomeStream(st.model.outcome_probs(st.eta(), st.params[-1:]), seed=3)
+    n = 400
+    got = np.array([stream.outcomes(r, n)[:n] for r in range(st.counts.n_rows)])
+    u = np.array([np.random.default_rng([3, r]).random(n) for r in range(st.counts.n_rows)])
+    ref = np.where(u < prob[:, :1], 0, np.where(u >= 1 - prob[:, 2:], 2, 1))
+    np.testing.assert_array_equal(got, ref)
+    for o in range(3):
+        z = ((got == o).sum() - n * prob[:, o].sum()) / np.sqrt(n * (prob[:, o] * (1 - prob[:, o])).sum())
+        assert abs(z) < 3, (o, z)
+
+
+@pytest.fixture(scope="module")
+def davidson_close():
+    """Davidson on 30 nearly equal players (skill SD 0.1, 435 pairs): a leader that sampled adds can
+    unseat (the actor picks among many rows whose next drawn outcome works against the #1; with a
+    handful of pairs every row's next draw can favour the leader and the audit stops)."""
+    frame, _, _ = simulate_style_battles(n_players=30, n_battles=4000, beta=(0.6, -0.3), tie_rate=0.2, seed=4,
+                                         theta_sd=0.1)
+    return BTState.fit(Comparisons.from_frame(frame).aggregate(), ties="davidson")
+
+
+def test_davidson_sampled_add_audit_verified_by_scipy(davidson_close):
+    """A Davidson ``add_sampled`` top-1 audit follows the three-outcome stream in order, and its break,
+    replayed on the counts, is confirmed by scipy's refit (one comparison fewer keeps the #1)."""
+    from bayesrank.influence.greedy import state_for
+
+    seed, davidson = 2, davidson_close
+    res = greedy_audit(davidson, "top1", "add_sampled", seed=seed)
+    assert res.broken and res.verified, res.reason
+    st = state_for(davidson, "add_sampled")
+    c, prob = st.counts, _davidson_probs(st)
+    names = list(map(str, c.players))
+    pos: dict[int, int] = {}
+    code = {"a_wins": 0, "b_wins": 1, "tie": 2}
+    for row in res.actions.itertuples():
+        i, j = names.index(row.player_a), names.index(row.player_b)
+        r = int(np.flatnonzero((c.i == i) & (c.j == j))[0])
+        start, m = pos.get(r, 0), int(row.count)
+        u = np.random.default_rng([seed, r]).random(start + m)[start:]
+        drawn = np.where(u < prob[r, 0], 0, np.where(u >= 1 - prob[r, 2], 2, 1))
+        assert (drawn == code[row.outcome]).all()
+        pos[r] = start + m
+    top = int(np.argmax(davidson.theta))
+    after = _replay_cells(c, res.actions)
+    assert int(np.argmax(davidson_scipy(c.i, c.j, after, c.n_players)[0])) != top
+    last = res.actions.iloc[[-1]].assign(count=res.actions["count"].iloc[-1] - 1)
+    before = _replay_cells(c, pd.concat([res.actions.iloc[:-1], last]))
+    assert int(np.argmax(davidson_scipy(c.i, c.j, before, c.n_players)[0])) == top
