@@ -497,7 +497,8 @@ def step_prefix(batch, t):
 def _log_row(state: BTState, cand: Candidates, idx: int, m: float) -> dict:
     """One accepted action: pair (player_a, player_b), acted-on outcome, count (adds: the added
     outcome; flips: also the new outcome ``to``; weighted adds: the expected a-wins); comparison rows
-    also their row, share ``y`` won by player_a, ``y_new`` and features; clusters their label."""
+    also their row, share ``y`` won by player_a (None for an added new pair: no comparison yet), ``y_new``
+    and features; clusters their label."""
     d, players = state.counts, state.players
     kind = cand.kind
     if cand.members is not None:
@@ -514,7 +515,7 @@ def _log_row(state: BTState, cand: Candidates, idx: int, m: float) -> dict:
     if d.unit:
         n = int(cand.r[idx])
         rec["row"] = n
-        rec["y"] = float(d.share[n])
+        rec["y"] = float(d.share[n]) if d.total[n] > 0 else None  # a new pair's template row: no share yet
         if kind != "drop":
             dl = cand.delta[idx]
             rec["y_new"] = float(1.0 - d.share[n]) if kind == "flip" else float(dl[0] + 0.5 * dl[2])

@@ -84,6 +84,8 @@ def test_any_pair_adds_on_rows_are_equal_style_comparisons(battles):
     validate(rep.to_dict(), "audit")
     acts = res.actions
     np.testing.assert_allclose(acts[list(FEATURES)].to_numpy(), np.broadcast_to(equal, (len(acts), 2)), atol=1e-12)
+    assert acts["y"].isna().all()  # a new pair has no comparison yet: no share to show (not 0.5)
+    assert (acts["y_new"] == acts["outcome"].map({"a_wins": 1.0, "b_wins": 0.0})).all()
     players, theta0, _ = _glm(frame, X)
     leader0 = players[int(np.argmax(theta0))]
     players, theta, _ = _glm(frame, X, _added(acts, equal))
