@@ -32,9 +32,9 @@ P(θ_A > θ_B) is the posterior probability that A's expected score on the bench
 population exceeds B's — the estimand of the frequentist mean-score test.
 
 :func:`build_full_model` is the same Rasch model with every b_i sampled (the reference the collapsed
-posterior is tested against). There is no 2PL (per-model discrimination) option: sampled with every
-b_i it could not be validated at a test's cost (4 models × 300 items: 140 s of NUTS, discriminations
-weakly identified), so it was removed rather than offered unchecked.
+posterior is tested against). ``twopl=True`` in :func:`fit_laplace` / :func:`fit_nuts`: the 2PL
+model with an item discrimination a_i, (a_i, b_i) integrated out per response pattern
+(:mod:`bayesrank.items.twopl`).
 """
 
 from __future__ import annotations
@@ -178,10 +178,16 @@ def posterior_mode(st: RaschStats, prior=PRIOR) -> tuple[np.ndarray, np.ndarray,
     return res.x, h, res
 
 
-def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR) -> RaschFit:
+def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR, twopl: bool = False) -> RaschFit:
     """Posterior mode and the Laplace approximation: Gaussian draws with the inverse of the negative
-    (analytic) Hessian in the coordinates (z, μ, log σ) (:func:`posterior_mode`)."""
+    (analytic) Hessian in the coordinates (z, μ, log σ) (:func:`posterior_mode`). ``twopl``: the 2PL
+    model (:func:`bayesrank.items.twopl.fit_laplace`; needs the data, not the statistics)."""
     from bayesrank.protocol import Diagnostics
+
+    if twopl:
+        from bayesrank.items import twopl as _twopl
+
+        return _twopl.fit_laplace(data_or_stats, seed=seed, draws=draws, prior=prior)
 
     st = _stats(data_or_stats)
     m = len(st.players)
@@ -211,7 +217,8 @@ def nuts_grid(st: RaschStats, laplace: RaschFit) -> RaschStats:
 
 def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TUNE, chains: int = 4,
              prior=PRIOR, target_accept: float = 0.8, loo: bool = True, sampler: str = "nutpie",
-             laplace: RaschFit | None = None, stats: RaschStats | None = None, progress=None) -> RaschFit:
+             laplace: RaschFit | None = None, stats: RaschStats | None = None, progress=None,
+             twopl: bool = False) -> RaschFit:
     """NUTS on the collapsed model, with diagnostics (R-hat, ESS, divergences) and PSIS-LOO over
     items (:func:`loo_items`).
 
@@ -220,8 +227,17 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
     draws of the Laplace approximation (``laplace``, fitted when not given), on the grid of
     :func:`nuts_grid`; if a draw of σ leaves that grid's range the chains are re-run on the default
     grid. ``sampler="pymc"``: PyMC's NUTS on :func:`build_rasch_model`. ``stats``: the data's
-    :func:`sufficient` statistics when already computed."""
+    :func:`sufficient` statistics when already computed. ``twopl``: the 2PL model
+    (:func:`bayesrank.items.twopl.fit_nuts`; ``stats`` then its statistics; no PSIS-LOO, nutpie only)."""
     from bayesrank.protocol import Diagnostics
+
+    if twopl:
+        from bayesrank.items import twopl as _twopl
+
+        if sampler != "nutpie":
+            raise ValueError("the 2PL model is sampled by nutpie only")
+        return _twopl.fit_nuts(data_or_stats, seed=seed, draws=draws, tune=tune, chains=chains, prior=prior,
+                               target_accept=target_accept, laplace=laplace, stats=stats, progress=progress)
 
     data = None if isinstance(data_or_stats, RaschStats) else data_or_stats
     st = stats if stats is not None else _stats(data_or_stats)
@@ -261,10 +277,8 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
     return RaschFit(st.players, theta, mu, sigma, "nuts", diag, idata=idata, extra=extra)
 
 
-def _nutpie(st: RaschStats, laplace: RaschFit, prior, seed, draws, tune, chains, target_accept, progress):
-    from bayesrank.stats.nuts import sample_logp
-
-    m = len(st.players)
+def chain_start(laplace: RaschFit, m: int):
+    """(init(seed): a draw of the Laplace approximation, expand(x): θ, μ, σ) for NUTS in (z, μ, log σ)."""
     x_mode, cov = laplace.extra["x_mode"], laplace.extra["cov"]
     try:
         chol = np.linalg.cholesky(cov)
@@ -278,6 +292,14 @@ def _nutpie(st: RaschStats, laplace: RaschFit, prior, seed, draws, tune, chains,
         theta, mu, sigma = _unpack(x, m)
         return {"theta": theta, "mu": np.asarray(mu), "sigma": np.asarray(sigma)}
 
+    return init, expand
+
+
+def _nutpie(st: RaschStats, laplace: RaschFit, prior, seed, draws, tune, chains, target_accept, progress):
+    from bayesrank.stats.nuts import sample_logp
+
+    m = len(st.players)
+    init, expand = chain_start(laplace, m)
     from bayesrank.items.likelihood import compiled_density
 
     return sample_logp(compiled_density(st, prior), m + 1, expand,

@@ -42,15 +42,31 @@ def quadrature(max_trials: float, sigma_max: float = SIGMA_MAX) -> tuple[np.ndar
     quadrature in the tests."""
     spread = 1.0 / np.sqrt(1.0 + sigma_max**2 * max(float(max_trials), 1.0) / 4.0)
     h = min(0.1, spread)
-    n = int(np.ceil(2 * X_RANGE / h)) + 1
-    x = np.linspace(-X_RANGE, X_RANGE, n)
+    x = np.linspace(-X_RANGE, X_RANGE, int(np.ceil(2 * X_RANGE / h)) + 1)
+    return x, normal_trapezoid(x)
+
+
+def normal_trapezoid(x: np.ndarray) -> np.ndarray:
+    """Log weights of the trapezoid rule on equally spaced nodes x, times the N(0, 1) density."""
     logw = -0.5 * x**2 - 0.5 * np.log(2 * np.pi) + np.log(x[1] - x[0])
     logw[[0, -1]] += np.log(0.5)  # trapezoid end weights
-    return x, logw
+    return logw
+
+
+class GroupedItems:
+    """Shared by the collapsed likelihoods' statistics: items grouped, with trial ``patterns``."""
+
+    @property
+    def n_items(self) -> int:
+        return int(self.group_count.sum())
+
+    @property
+    def max_trials(self) -> float:
+        return float(self.patterns.sum(axis=1).max())
 
 
 @dataclass(frozen=True)
-class RaschStats:
+class RaschStats(GroupedItems):
     """Sufficient statistics of the collapsed Rasch likelihood and its quadrature grid."""
 
     players: np.ndarray  # (M,)
@@ -65,14 +81,6 @@ class RaschStats:
     x_nodes: np.ndarray  # quadrature nodes in x = (b − μ)/σ
     log_w: np.ndarray  # their log weights (trapezoid × N(0, 1) density)
     sigma_max: float = SIGMA_MAX  # the grid is accurate for σ ≤ sigma_max
-
-    @property
-    def n_items(self) -> int:
-        return int(self.group_count.sum())
-
-    @property
-    def max_trials(self) -> float:
-        return float(self.patterns.sum(axis=1).max())
 
     def regrid(self, sigma_max: float) -> "RaschStats":
         """The same statistics on the grid accurate for σ ≤ ``sigma_max`` (:func:`quadrature`)."""

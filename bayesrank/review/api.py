@@ -100,6 +100,8 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     change the Bradley–Terry model every fit uses (cluster-robust intervals; an intercept for the
     first-listed side): the frequentist and Bayesian answers are about that model; the perturbation
     answers audit the model's point estimate on the comparisons (see docs/review.md).
+    ``twopl=True`` (per-item results): the 2PL item-response model, an item discrimination a_i
+    (logit P = a_i(θ_m − b_i)), in place of the Rasch model for the Bayesian answers.
     """
     import warnings
 
@@ -188,7 +190,7 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
                   progress=progress)
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
     for key, kinds in (("ridge", ("pairwise", "judges")), ("tune", ("pairwise", "judges", "items")),
-                       ("chains", ("pairwise", "judges", "items")), ("rank", ("judges",))):
+                       ("chains", ("pairwise", "judges", "items")), ("rank", ("judges",)), ("twopl", ("items",))):
         if key in options and kind not in kinds:
             raise InputError(f"--{key} applies to {' and '.join(kinds)} data (this is {kind} data)")
     if options.get("cluster") and kind not in ("items", "pairwise", "judges"):

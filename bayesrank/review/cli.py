@@ -3,7 +3,7 @@ perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
 
     bayesrank review DATA [--kind pairwise|judges|grid|confidence|items] [--judge-col COL] [--claim CLAIM ...]
         [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
-        [--fast] [--seed N] [--level L] [--scale logit|elo]
+        [--fast] [--seed N] [--level L] [--scale logit|elo] [--twopl]
 
 Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported or not converged)
 or ``fragile`` (some claim is not supported: fragile, not searched, unsupported or not converged).
@@ -63,6 +63,10 @@ def register(sub) -> None:
     g.add_argument("--draws", type=positive_int, default=None, help="NUTS draws per chain (default 1000)")
     g.add_argument("--tune", type=nonnegative_int, default=None, help="NUTS tuning steps per chain (default 500, or --draws if fewer; per-item results: 300)")
     g.add_argument("--chains", type=positive_int, default=None, help="NUTS chains (default 4)")
+    g.add_argument("--twopl", action="store_true",
+                   help="per-item results: the 2PL item-response model, logit P = a_i(θ_m − b_i) with an item "
+                        "discrimination a_i (log a_i ~ N(0, 0.5²)), for the Bayesian answers (default: Rasch); "
+                        "for small benchmarks (cost grows with the distinct response patterns)")
     g.add_argument("--rank", default=None, metavar="R|auto",
                    help="judges data: residual rank of the HJA consensus (an integer >= 0 or 'auto'; default auto: "
                         "the rank held-out fit chooses, falling back where it is not identified)")
@@ -125,8 +129,8 @@ def _split(text):
 
 
 def _fit_options(args) -> dict:
-    """--ridge, --draws, --tune, --chains, --rank as review() options (only those given)."""
-    opts = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
+    """--ridge, --draws, --tune, --chains, --rank, --twopl as review() options (only those given)."""
+    opts = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "twopl": args.twopl or None}
     if args.ridge:
         opts["ridge"] = args.ridge
     if args.rank is not None:

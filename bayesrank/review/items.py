@@ -103,7 +103,7 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
                 "sided": "two-sided"}
         hold = order_holds(bayes.draws, means)
         threshold = probability_threshold(level, TWO_SIDED)  # read off the data
-        bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
+        bay = {"probability": float(hold.mean()), "method": f"{bayes.method} ({_model_name(bayes)})", "n_draws": int(len(hold)),
                "threshold": threshold}
         pert = _not_audited("not audited: the order claim has no mean-score contrast to overturn")
         sig = None
@@ -127,7 +127,7 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
             freq["discordant"] = {"n10": int(t["n10"].iloc[w]), "n01": int(t["n01"].iloc[w])}
         threshold = probability_threshold(level, sided)
         hold = margins(bayes.draws, pairs) > 0
-        bay = {"probability": float(hold.mean()), "method": f"{bayes.method} (Rasch)", "n_draws": int(len(hold)),
+        bay = {"probability": float(hold.mean()), "method": f"{bayes.method} ({_model_name(bayes)})", "n_draws": int(len(hold)),
                "threshold": threshold}
         n_eff, what = effective_units(data, int(t["a"].iloc[w]), int(t["b"].iloc[w]))
         relative = {"what": what, "n": n_eff}
@@ -188,10 +188,14 @@ def _rank_plot(table: pd.DataFrame, level: float, ax, top: int = 30):
     ax.legend(fontsize=7, loc="lower right")
 
 
+def _model_name(fit) -> str:
+    return "2PL" if (fit.extra or {}).get("model") == "2pl" else "Rasch"
+
+
 def review_items(path, *, claims, level: float, fragile_below: float, fast: bool, seed: int, command=None,
                  progress=None, format: str = "auto", cluster: str | None = None, benchmarks=None, metric=None,
                  models=None, exclude_invalid: bool = False, draws: int | None = None, tune: int | None = None, chains: int = 4,
-                 columns=None) -> ReviewReport:
+                 columns=None, twopl: bool = False) -> ReviewReport:
     from bayesrank.items import irt
     from bayesrank.items.frequentist import mean_covariance, model_table, rank_sets
     from bayesrank.items.readers import read_items
@@ -226,8 +230,17 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     table = model_table(data, level)
     rs, groups = rank_sets(data, level, seed)
     stats = irt.sufficient(data)
-    say("item-response model: Laplace")
-    laplace = irt.fit_laplace(stats, seed=seed)
+    if twopl:
+        from bayesrank.items import twopl as twopl_model
+
+        stats = twopl_model.sufficient(data)
+        say("item-response model (2PL): Laplace")
+        laplace = twopl_model.fit_laplace(data, seed=seed, stats=stats)
+        if not fast:
+            twopl_model.check_size(twopl_model.nuts_grid(stats, laplace))
+    else:
+        say("item-response model: Laplace")
+        laplace = irt.fit_laplace(stats, seed=seed)
     if fast:
         bayes = laplace
     else:
@@ -236,7 +249,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
         draws = irt.DRAWS if draws is None else draws
         tune = irt.TUNE if tune is None else tune
         say("item-response model: NUTS")
-        nuts = dict(stats=stats, laplace=laplace, seed=seed, draws=draws, chains=chains, progress=say)
+        nuts = dict(stats=stats, laplace=laplace, seed=seed, draws=draws, chains=chains, progress=say, twopl=twopl)
         bayes = irt.fit_nuts(data, tune=tune, **nuts)
         if not bayes.diagnostics.converged:  # the review's rule: one re-run with more tuning
             say("NUTS did not converge: re-running with more tuning")
@@ -280,12 +293,21 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                               (1.5 + 0.5 * min(TOP_HEATMAP, len(lb)), 1.0 + 0.45 * min(TOP_HEATMAP, len(lb))))],
                     data={"interval": table.attrs["interval"], "rank_sets": rs.method, "n_tie_groups": n_groups,
                           "tie_groups": {str(k): int(v) for k, v in groups.items()}})]
-    text = [f"Rasch model logit P(m solves i) = θ_m − b_i, b_i ~ N(μ, σ), item difficulties integrated out "
-            f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "
-            f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}."]
-    model_data = {"method": bayes.method, "diagnostics": bayes.diagnostics.to_dict(),
+    if twopl:
+        text = [f"2PL model logit P(m solves i) = a_i(θ_m − b_i), b_i ~ N(μ, σ), log a_i ~ N(0, "
+                f"{twopl_model.TAU_A}²) on ±{twopl_model.U_RANGE:g} SDs, both item parameters integrated out "
+                f"(collapsed likelihood over {len(stats.group_count)} response patterns); {bayes.method}: "
+                f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}. "
+                "θ has no fixed scale apart from the priors (a_i and θ trade off); its order and the claims' "
+                "probabilities do not depend on it. No posterior predictive check or PSIS-LOO for the 2PL."]
+    else:
+        text = [f"Rasch model logit P(m solves i) = θ_m − b_i, b_i ~ N(μ, σ), item difficulties integrated out "
+                f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "
+                f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}."]
+    model_data = {"model": "2pl" if twopl else "rasch", "twopl": bool(twopl), "method": bayes.method,
+                  "diagnostics": bayes.diagnostics.to_dict(),
                   "mu_mean": float(np.mean(bayes.mu)), "sigma_mean": float(np.mean(bayes.sigma))}
-    if data.binary:
+    if data.binary and not twopl:
         grid = irt.nuts_grid(stats, laplace)  # the coarser grid when every draw's σ is within its range
         grid = grid if float(np.max(bayes.sigma)) <= grid.sigma_max else stats
         ppc = irt.ppc_item_totals(bayes, data, n_draws=20 if fast else 100, seed=seed, stats=grid)
@@ -294,7 +316,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                     f"χ² posterior predictive p = {ppc['p_value_chi2']:.3g}.")
         model_data["ppc"] = ppc
     loo = (bayes.extra or {}).get("loo")
-    if not fast and not loo:
+    if not fast and not loo and not twopl:
         text.append(f"PSIS-LOO not computed: {data.n_items:,} items is above {irt.LOO_MAX_ITEMS:,} (ArviZ's Pareto "
                     "smoothing costs ~1 ms of CPU per item); bayesrank.items.irt.loo_items computes it.")
     if loo:

@@ -1,0 +1,123 @@
+"""The collapsed 2PL likelihood (``bayesrank.items.twopl``): each response pattern's double integral
+against scipy's adaptive quadrature, the gradient against central finite differences, the Rasch
+kernel as the limit a_i ≡ 1, the Laplace fit's convergence, and the review's ``--twopl``."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit
+
+from bayesrank.items import irt, likelihood, twopl
+from bayesrank.items.data import ItemScores
+
+from .conftest import long_frame
+
+
+def _data(m=4, n=30, seed=1):
+    rng = np.random.default_rng(seed)
+    th, b, a = rng.normal(0, 1, m), rng.normal(0, 1.2, n), np.exp(rng.normal(0, 0.5, n))
+    y = (rng.random((m, n)) < expit(a * (th[:, None] - b))).astype(float)
+    return ItemScores(np.array([f"m{i}" for i in range(m)], dtype=object), np.array([str(i) for i in range(n)],
+                      dtype=object), y, np.ones_like(y, dtype=np.int64), successes=y.astype(np.int64))
+
+
+THETA, MU, SIGMA = np.array([1.0, 0.3, -0.4, -0.9]), 0.2, 1.5
+
+
+def test_pattern_integrals_equal_adaptive_quadrature():
+    """log I_g equals scipy's dblquad of the same integrand over x ∈ [−8, 8], u ∈ [−4, 4] to 1e-4:
+    the trapezoid rule's error there is its end term at the truncation u = ±4, (h_u²/12)|∂f/∂u| ≈ 2e-5
+    of I_g at h_u = 0.5 (the interior error is ~1e-17); a missing factor or node weight errs by > 1e-2."""
+    st = twopl.sufficient(_data(), sigma_max=4.0)
+    li = twopl.loglik(THETA, MU, SIGMA, st, per_group=True)
+    totals = st.group_k.sum(axis=1)
+    for g in [int(np.flatnonzero(totals == s)[0]) for s in np.unique(totals)]:  # one pattern per total
+        k = st.group_k[g]
+
+        def f(u, x):
+            a, b = np.exp(twopl.TAU_A * u), MU + SIGMA * x
+            z = a * (THETA - b)
+            return np.exp(np.sum(k * z - np.logaddexp(0, z)) - 0.5 * (x * x + u * u)) / (2 * np.pi)
+
+        ref, err = integrate.dblquad(f, -8, 8, -4, 4, epsabs=1e-12, epsrel=1e-9)
+        assert abs(li[g] - np.log(ref)) < 1e-4, (g, li[g], np.log(ref))
+
+
+def test_gradient_equals_finite_differences():
+    st = twopl.sufficient(_data(), sigma_max=4.0)
+    _, gt, gm, gs = twopl.loglik(THETA, MU, SIGMA, st, grad=True)
+    eps = 1e-6
+    for j in range(4):
+        d = np.zeros(4)
+        d[j] = eps
+        fd = (twopl.loglik(THETA + d, MU, SIGMA, st) - twopl.loglik(THETA - d, MU, SIGMA, st)) / (2 * eps)
+        assert gt[j] == pytest.approx(fd, rel=1e-6, abs=1e-8)
+    assert gm == pytest.approx((twopl.loglik(THETA, MU + eps, SIGMA, st) - twopl.loglik(THETA, MU - eps, SIGMA, st))
+                               / (2 * eps), rel=1e-6, abs=1e-8)
+    assert gs == pytest.approx((twopl.loglik(THETA, MU, SIGMA + eps, st) - twopl.loglik(THETA, MU, SIGMA - eps, st))
+                               / (2 * eps), rel=1e-6, abs=1e-8)
+    x = np.concatenate([irt.zerosum_inverse(THETA - THETA.mean()), [MU, np.log(SIGMA)]])
+    lp, g = twopl.log_posterior(x, st)
+    for j in range(len(x)):
+        d = np.zeros(len(x))
+        d[j] = eps
+        fd = (twopl.log_posterior(x + d, st)[0] - twopl.log_posterior(x - d, st)[0]) / (2 * eps)
+        assert g[j] == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def test_discrimination_one_is_the_rasch_kernel():
+    """τ_a → 0 (a_i ≡ 1): the 2PL likelihood is the Rasch one (bayesrank.items.likelihood, separate
+    code) times the u-rule's total weight per item, and the gradients are equal."""
+    d = _data()
+    st2 = twopl.sufficient(d, sigma_max=4.0, tau=1e-12)
+    x = st2.x_nodes[st2.u_nodes == st2.u_nodes[0]]  # every row has the same x grid when a ≡ 1
+    lw = -0.5 * x**2 - 0.5 * np.log(2 * np.pi) + np.log(x[1] - x[0])
+    lw[[0, -1]] += np.log(0.5)
+    lu = np.log(np.exp(st2.log_w).sum() / np.exp(lw).sum())  # log Σ_u w_u
+    from dataclasses import replace
+
+    st1 = replace(likelihood.sufficient(d), x_nodes=x, log_w=lw)
+    l1, g1, m1, s1 = likelihood.loglik(THETA, MU, SIGMA, st1, grad=True)
+    l2, g2, m2, s2 = twopl.loglik(THETA, MU, SIGMA, st2, grad=True)
+    assert l2 == pytest.approx(l1 + d.n_items * lu, abs=1e-9)
+    np.testing.assert_allclose(np.r_[g2, m2, s2], np.r_[g1, m1, s1], atol=1e-9)
+
+
+def test_laplace_converges_and_checks_size():
+    d = _data(n=60, seed=4)
+    fit = irt.fit_laplace(d, twopl=True)
+    assert fit.diagnostics.converged and fit.extra["model"] == "2pl"
+    assert fit.draws.shape == (4000, 4) and np.allclose(fit.draws.sum(axis=1), 0, atol=1e-9)
+    from bayesrank.errors import InputError
+
+    big = twopl.sufficient(_data(m=60, n=300, seed=2))
+    with pytest.raises(InputError, match="--twopl"):
+        twopl.check_size(big)
+
+
+def test_review_twopl_cli(tmp_path):
+    rng = np.random.default_rng(7)
+    m, n = 5, 120
+    th, b, a = np.linspace(1, -1, m), rng.normal(-0.5, 1.0, n), np.exp(rng.normal(0, 0.5, n))
+    y = (rng.random((m, n)) < expit(a * (th[:, None] - b))).astype(float)
+    p = tmp_path / "long.csv"
+    long_frame(y).to_csv(p, index=False)
+    from bayesrank.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["review", str(p), "--kind", "items", "--twopl", "--fast", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    sec = rep["sections"]["items_model"]
+    assert sec["model"] == "2pl" and sec["twopl"] is True
+    assert all("2PL" in c["bayesian"]["method"] for c in rep["claims"])
+
+
+def test_twopl_is_for_items_only(tmp_path):
+    from bayesrank.errors import InputError
+    from bayesrank.review.api import review
+
+    df = __import__("pandas").DataFrame({"a": ["x", "y", "x"], "b": ["y", "z", "z"], "outcome": [1, 0, 1]})
+    with pytest.raises(InputError, match="--twopl applies to items"):
+        review(df, twopl=True, fast=True)
