@@ -62,7 +62,7 @@ def per_match_derivatives(d: np.ndarray, ties: str, which: int | None = None):
     p = expit(d)[..., None]
     y = outcome_targets(ties)
     active = ~np.isnan(y)
-    parts = (lambda: np.where(active, p - np.nan_to_num(y), 0.0),
+    parts = (lambda: p - y if active.all() else np.where(active, p - np.nan_to_num(y), 0.0),  # half: no mask
              lambda: np.where(active, p * (1 - p), 0.0),
              lambda: np.where(active, p * (1 - p) * (1 - 2 * p), 0.0))
     return parts[which]() if which is not None else tuple(part() for part in parts)
