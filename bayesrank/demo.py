@@ -114,8 +114,10 @@ def run(args) -> int:
     out.print(top_table(report, args.top))
     methods = next(s for s in report.sections if s.key == "methods")
     agr = pd.DataFrame(methods.data["agreement"])
-    tau = math.floor(agr["kendall_tau"].min() * 1000) / 1000  # a lower bound, not rounded up to 1
-    out.print(Text(f"Fit methods compared ({', '.join(agr['method'])}): Kendall τ ≥ {tau:.3f} between each one's "
+    low = float(agr["kendall_tau"].min())
+    tau = math.floor(low * 1000 + 1e-9) / 1000  # a lower bound, not rounded up to 1 (τ-b of equal orders: 1 − 1 ulp)
+    bound = "= 1" if low > 1 - 1e-12 else f"≥ {tau:.3f}"
+    out.print(Text(f"Fit methods compared ({', '.join(agr['method'])}): Kendall τ {bound} between each one's "
                    "order and the MLE's (the page has the table).", style="dim"))
     report_diagnostics(out, report.diagnostics)
     from bayesrank.outputs import write_text

@@ -1,6 +1,7 @@
 """The first minute: `bayesrank demo` prints a short summary that fits a 100-column terminal (no cell
 cut off), keeps library warnings off stderr, and says where the report is."""
 
+import json
 import os
 import re
 import subprocess
@@ -54,6 +55,15 @@ def test_demo_output_fits_100_columns_and_stderr_is_quiet(tmp_path):
     assert re.search(r"The report: .*review\.html", res.stdout.replace("\n", " "))
     assert (tmp_path / "out" / "review.html").stat().st_size > 10_000
     assert "Boston Celtics is #1" in res.stdout
+    # the τ line is a lower bound of the JSON's smallest τ-b, floored (never rounded up), "= 1" only for 1
+    agreement = json.loads((tmp_path / "out" / "review.json").read_text())["sections"]["methods"]["agreement"]
+    low = min(a["kendall_tau"] for a in agreement)
+    shown = re.search(r"Kendall τ (= 1|≥ (\d\.\d{3}))", res.stdout.replace("\n", " "))
+    assert shown, res.stdout
+    if low > 1 - 1e-12:
+        assert shown.group(1) == "= 1"
+    else:
+        assert float(shown.group(2)) <= low < float(shown.group(2)) + 0.001
 
 
 @pytest.mark.slow
