@@ -33,13 +33,22 @@ def split_chains(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[..., :half], x[..., x.shape[-1] - half:]], axis=-2)
 
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n along the last axis of ``x`` (2-D), ties given their average rank
+    (``scipy.stats.rankdata(method="average")``, without importing scipy.stats)."""
+    out = np.empty(x.shape, dtype=float)
+    for q, row in enumerate(x):
+        _, inv, cnt = np.unique(row, return_inverse=True, return_counts=True)
+        out[q] = (np.cumsum(cnt) - (cnt - 1) / 2.0)[inv]
+    return out
+
+
 def z_scale(x: np.ndarray) -> np.ndarray:
     """Rank-normalised draws: Φ⁻¹ of the Blom-offset ranks over each parameter's draws."""
     from scipy.special import ndtri
-    from scipy.stats import rankdata
 
     p, m, n = x.shape
-    r = rankdata(x.reshape(p, m * n), method="average", axis=-1)
+    r = average_ranks(x.reshape(p, m * n))
     return ndtri((r - 0.375) / (m * n + 0.25)).reshape(x.shape)
 
 

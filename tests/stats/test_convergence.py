@@ -82,3 +82,12 @@ def test_diagnostics_sampler_uses_them(arena_draws):
     assert d.rhat_max == pytest.approx(worst(az.rhat(dt, var_names=names), np.max), rel=1e-12)
     assert d.ess_bulk_min == pytest.approx(worst(az.ess(dt, var_names=names, method="bulk"), np.min), rel=1e-12)
     assert d.ess_tail_min == pytest.approx(worst(az.ess(dt, var_names=names, method="tail"), np.min), rel=1e-12)
+
+
+def test_average_ranks_equal_scipy():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(4)
+    x = np.round(rng.normal(size=(5, 300)), 1)  # many ties
+    x[2] = 1.0
+    np.testing.assert_array_equal(C.average_ranks(x), rankdata(x, method="average", axis=-1))

@@ -38,11 +38,12 @@ def test_tree_equals_nutpies_conversion():
             assert list(a[c].values) == list(b[c].values), (group, c)
 
 
-def test_density_sampler_does_not_import_arviz():
+def test_density_sampler_imports_neither_arviz_nor_scipy_stats():
     code = ("import sys; from bayesrank.bt import BradleyTerry; from bayesrank.data import read_comparisons; "
             "from bayesrank.datasets import path; "
             "f = BradleyTerry(read_comparisons(path('sports/nba_games_2023_24_tidy.csv'))).fit('nuts', draws=100, "
             "tune=100, chains=2); a = sys.modules.get('arviz'); "
-            "print(f.diagnostics.rhat_max > 0, 'arviz_stats' in sys.modules, 'arviz_plots' in sys.modules)")
+            "print(f.diagnostics.rhat_max > 0, 'arviz_stats' in sys.modules, 'arviz_plots' in sys.modules, "
+            "'jax' in sys.modules, 'scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["True", "False", "False"]
+    assert out == ["True", "False", "False", "False", "False"]
