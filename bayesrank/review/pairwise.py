@@ -28,6 +28,8 @@ Carlo bound over all pairs, not a contrast the audit can follow.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -47,6 +49,20 @@ ACTIONS = ("drop", "flip", "add")
 CLUSTER_ACTION = "drop-cluster"  # with --cluster: remove whole clusters (the audit's budget counts clusters)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """How the answers name the model they are about: the plain fit (the defaults) or a variant
+    answered beside it (style control: :data:`bayesrank.review.style.STYLE`). Words only."""
+
+    under: str = ""  # where a claim is false at the point estimate, e.g. " under style control"
+    method: str = ""  # appended to the posteriors' method names, e.g. " (style)"
+    qualifier: str = ""  # the model in the other tie model's note, e.g. "style-controlled"
+    not_converged: str = "the {method} posterior did not converge (see the diagnostics): no verdict"
+
+
+PLAIN = Scope()
+
+
 # ---------------------------------------------------------------------------------- claim margins
 def claim_contrasts(claim: Claim, players: np.ndarray, theta: np.ndarray) -> list[tuple[int, int]]:
     """The (a, b) index pairs whose contrasts θ_a − θ_b > 0 the claim needs (reference = point θ)."""
@@ -57,6 +73,31 @@ def claim_contrasts(claim: Claim, players: np.ndarray, theta: np.ndarray) -> lis
     k = 1 if claim.kind == "top1" else claim.k
     top, rest = order[:k], order[k:]
     return [(int(a), int(b)) for a in top for b in rest]
+
+
+def claim_pairs(claim: Claim, reference_players, reference_theta, players) -> list[tuple[int, int]] | None:
+    """The claim's contrasts defined on the reference fit (:func:`claim_contrasts`: the same players
+    are claimed) as indices of ``players``; None when a claimed player is absent from them."""
+    index = {str(p): i for i, p in enumerate(players)}
+    out = []
+    for a, b in claim_contrasts(claim, reference_players, np.asarray(reference_theta)):
+        na, nb = str(reference_players[a]), str(reference_players[b])
+        if na not in index or nb not in index:
+            return None
+        out.append((index[na], index[nb]))
+    return out
+
+
+def reference_scores(players, reference_players, reference_theta) -> np.ndarray:
+    """The reference fit's scores in the order of ``players`` (the same players: the order claim)."""
+    from bayesrank.errors import InputError
+
+    index = {str(p): i for i, p in enumerate(reference_players)}
+    missing = [str(p) for p in players if str(p) not in index]
+    if missing or len(players) != len(reference_players):
+        raise InputError(f"the order claim needs the same players in both fits; "
+                         f"differ: {missing or sorted(set(map(str, reference_players)) - set(map(str, players)))}")
+    return np.array([reference_theta[index[str(p)]] for p in players], dtype=float)
 
 
 def margins(draws: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
@@ -191,16 +232,17 @@ def firth_contrast_answer(fit, pairs, level: float, sided: str, players) -> dict
     }
 
 
-def frequentist_answer(claim: Claim, fits: dict, level: float, seed: int) -> dict:
-    """The claim's frequentist answer under the default interval, with every interval side by side
-    (for the binding contrast of the default interval). Under Firth's fit the answer is the profile
-    penalised likelihood's (:func:`firth_contrast_answer`), the Wald intervals at Firth's estimate
-    beside it."""
+def frequentist_answer(claim: Claim, fits: dict, level: float, seed: int, pairs=None, reference=None) -> dict:
+    """The claim's frequentist answer under the default interval, with every interval of ``fits``
+    side by side (for the binding contrast of the default interval). Under Firth's fit the answer is
+    the profile penalised likelihood's (:func:`firth_contrast_answer`), the Wald intervals at Firth's
+    estimate beside it. ``pairs``: the claim's contrasts (default: on ``fits["default"]``'s point
+    estimate); ``reference``: the order claim's reference scores (default: the point estimate)."""
     default = fits["default"]
     players, theta = default.players, default.score
     if claim.kind == "order":
-        return _order_frequentist(fits, level, seed)
-    pairs = claim_contrasts(claim, players, theta)
+        return _order_frequentist(fits, level, seed, reference)
+    pairs = claim_contrasts(claim, players, theta) if pairs is None else pairs
     sided = claim.sided
     if is_firth(default):
         main = firth_contrast_answer(default, pairs, level, sided, players)
@@ -208,13 +250,15 @@ def frequentist_answer(claim: Claim, fits: dict, level: float, seed: int) -> dic
         main = contrast_answer(default, pairs, level, sided, default.interval, players)
     w = main["binding_index"]
     z = main["z"]
-    tabs = {name: contrast_table(fits[name], pairs, z, sided) for name in ("fisher", "sandwich")}
+    tabs = {name: contrast_table(fits[name], pairs, z, sided) for name in ("fisher", "sandwich") if name in fits}
     if "bootstrap" in fits:
         tabs["bootstrap"] = bootstrap_contrasts(fits["bootstrap"].draws[:, : len(players)], theta, pairs, level,
                                                 sided)
+    main.pop("_table", None)
+    if not tabs:  # one fit only (style control): no intervals beside it
+        return main
     intervals = {name: [float(t["lower"].iloc[w]), _bound(t["upper"].iloc[w])] for name, t in tabs.items()}
     supported_by = {name: bool((t["lower"] > 0).all()) for name, t in tabs.items()}
-    main.pop("_table", None)
     return {**main, "intervals": intervals, "supported_by": supported_by}
 
 
@@ -235,37 +279,49 @@ def order_holds(draws: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return kendall_to_reference(draws[:: max(1, len(draws) // 1000)], reference) > TAU_THRESHOLD
 
 
-def _order_frequentist(fits: dict, level: float, seed: int) -> dict:
-    """The order test under the default covariance, with the Fisher and sandwich covariances and
-    the bootstrap replicates' errors (θ* − θ̂) beside it."""
+def _order_frequentist(fits: dict, level: float, seed: int, reference=None) -> dict:
+    """The order test under the default covariance against the ``reference`` scores (default: the
+    point estimate's own order, τ = 1), with the Fisher and sandwich covariances and the bootstrap
+    replicates' errors (θ* − θ̂) beside it when ``fits`` has them."""
     from bayesrank.review.order import order_test
 
     default = fits["default"]
     k = len(default.players)
-    ref = default.score
+    ref = default.score if reference is None else reference
     main = order_test(default.score, default.theta_cov, ref, level, seed=seed)
     tests = {name: order_test(fits[name].score, fits[name].theta_cov, ref, level, seed=seed)
-             for name in ("fisher", "sandwich")}
+             for name in ("fisher", "sandwich") if name in fits}
     if "bootstrap" in fits:
         boot = fits["bootstrap"].draws[:, :k]
         tests["bootstrap"] = order_test(default.score, np.cov(boot.T), ref, level, errors=boot - default.score)
-    return {**order_answer(main, 1.0, default.interval, k),
+    if reference is None:
+        estimate = 1.0
+    else:
+        from bayesrank.stats.kendall import kendall_tau_b
+
+        estimate = kendall_tau_b(default.score, ref)
+    answer = order_answer(main, estimate, default.interval, k)
+    if not tests:
+        return answer
+    return {**answer,
             "intervals": {n: [float(t["tau_lower"]), 1.0] for n, t in tests.items()},
             "supported_by": {n: bool(t["supported"]) for n, t in tests.items()}}
 
 
 # ---------------------------------------------------------------------------------- Bayesian
-def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray, level: float) -> dict:
+def bayesian_answer(claim: Claim, bayes_fit, reference: np.ndarray, level: float, pairs=None,
+                    suffix: str = "") -> dict:
     """P(claim holds) = share of posterior draws in which it holds, with the threshold of the
-    claim's level (:func:`bayesrank.review.verdict.probability_threshold`)."""
+    claim's level (:func:`bayesrank.review.verdict.probability_threshold`). ``pairs``: the claim's
+    contrasts (default: on the ``reference`` scores); ``suffix``: appended to the method's name."""
     k = len(bayes_fit.players)
     draws = bayes_fit.draws[:, :k]
     if claim.kind == "order":
         hold = order_holds(draws, reference)
     else:
-        hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference)) > 0
+        hold = margins(draws, claim_contrasts(claim, bayes_fit.players, reference) if pairs is None else pairs) > 0
     return {"probability": float(np.mean(hold)), "threshold": probability_threshold(level, claim.sided),
-            "method": bayes_fit.method, "ties": bayes_fit.ties, "n_draws": int(len(hold)),
+            "method": bayes_fit.method + suffix, "ties": bayes_fit.ties, "n_draws": int(len(hold)),
             "converged": bool(bayes_fit.diagnostics.converged)}
 
 
@@ -289,9 +345,9 @@ def disagreement(frequentist: dict, bayesian: dict | None, frequentist_ties: str
 
 
 # ---------------------------------------------------------------------------------- perturbation
-def claim_evidence(claim: Claim, state, pairs, binding_index) -> dict:
+def claim_evidence(claim: Claim, state, pairs, binding_index, reference=None) -> dict:
     """``relative_to`` of the claim (:func:`bayesrank.review.evidence.relative_to`)."""
-    return evidence.relative_to(state, claim, pairs, binding_index)
+    return evidence.relative_to(state, claim, pairs, binding_index, reference=reference)
 
 
 def row_level(state) -> bool:
@@ -336,37 +392,43 @@ def row_audits(state, say, label: str, rel: dict, opts: dict, actions=ACTIONS, c
     return out
 
 
-def _row_objective(claim: Claim, state) -> dict:
-    """The row-level audit's objective of a claim about the state's own point estimate."""
+def _row_objective(claim: Claim, state, reference=None) -> dict:
+    """The row-level audit's objective of a claim (the order claim: Kendall τ to the ``reference``
+    scores, default the state's own point estimate)."""
     if claim.kind == "pair":
         return {"pair": (claim.a, claim.b)}
     if claim.kind in ("top1", "topk"):
         return {"k": 1 if claim.kind == "top1" else claim.k}
     from bayesrank.influence.objectives import SmoothTau
 
-    return {"objective": SmoothTau(state, threshold=TAU_THRESHOLD, reference=np.asarray(state.theta))}
+    ref = np.asarray(state.theta) if reference is None else reference
+    return {"objective": SmoothTau(state, threshold=TAU_THRESHOLD, reference=ref)}
 
 
 def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, actions=ACTIONS, budget=None,
-                        seed: int = 0, progress=None) -> dict:
+                        seed: int = 0, progress=None, pairs=None, reference=None, under: str = "") -> dict:
     """Smallest verified perturbation per action type: ``bayesrank.influence.audit`` of the claim's
     objective (greedy influence audit, every break confirmed by an exact cold-start refit) — the
     row-level audit (:func:`row_audits`) when the model has clusters or a position effect — with
     the budget of :func:`bayesrank.review.evidence.audit_options`. Each entry carries the audit
     JSON's fields (budget, verified, actions, reason, ...) and ``relative_to``, ``fraction`` (of the
-    claim's evidence), ``fraction_of_all`` and ``searched_to``."""
+    claim's evidence), ``fraction_of_all`` and ``searched_to``. A claim about another fit's point
+    estimate (``pairs``: its contrasts; ``reference``: the order claim's scores) is audited only where
+    it holds at this state's point estimate (``under``: where, in the reason)."""
     from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
     actions = claim_actions(rel) if actions is ACTIONS else actions
-    if claim.kind == "pair" and not margins(state.theta[None, :], claim_contrasts(claim, state.players, state.theta))[0] > 0:
-        return not_audited("the claim is false at the point estimate", actions, rel)
+    if pairs is None and claim.kind == "pair":
+        pairs = claim_contrasts(claim, state.players, state.theta)
+    if pairs is not None and not margins(state.theta[None, :], pairs)[0] > 0:
+        return not_audited(f"the claim is false{under} at the point estimate", actions, rel)
     opts = evidence.audit_options(rel, fragile_below, budget)
     if row_level(state):
         try:
-            objective = _row_objective(claim, state)
+            objective = _row_objective(claim, state, reference)
         except InputError as why:
-            return not_audited(f"the claim is false at the point estimate: {why}", actions, rel)
+            return not_audited(f"the claim is false{under} at the point estimate: {why}", actions, rel)
         return row_audits(state, progress or (lambda *a: None), claim.text, rel, opts, actions,
                           cluster_opts=evidence.cluster_audit_options(rel, fragile_below, budget), **objective)
     report = audit(state, objective=claim.objective, actions=actions, seed=seed, **opts)
@@ -444,42 +506,65 @@ def decide(freq: dict, bay: dict | None, pert: dict, rel: dict, fragile_below: f
 
 # ---------------------------------------------------------------------------------- the section
 def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile_below: float,
-                  budget=None, progress=None) -> list[ClaimAnswer]:
+                  budget=None, progress=None, reference=None, scope: Scope = PLAIN) -> list[ClaimAnswer]:
     """Frequentist, Bayesian and perturbation answers (reversal and loss of significance) and the
-    verdict of each claim (the verdict uses the reversal: :mod:`bayesrank.review.verdict`)."""
+    verdict of each claim (the verdict uses the reversal: :mod:`bayesrank.review.verdict`).
+
+    ``fits``: ``default`` (the frequentist fit; with its ``fisher``/``sandwich``/``bootstrap``
+    siblings when present, their intervals beside it), ``claims`` (the deciding posterior) and
+    ``nuts``/``laplace`` (the Bayesian fit, reported as the other tie model when its tie model
+    differs); ``state``: the audits' fitted state of the same model. ``reference=(players, theta)``:
+    the fit the claims are about, when it is another one (style control answers the plain fit's
+    claims: "X is #1" asks whether the plain leader stays #1; the order claim is τ to the plain
+    order); ``scope`` names the model in the answers' words."""
     default = fits["default"]
     bayes = fits.get("claims") or fits.get("nuts") or fits.get("laplace")
     other = fits.get("nuts") or fits.get("laplace")  # another tie model (Davidson) when the data have ties
     other = None if other is None or bayes is None or other.ties == bayes.ties else other
-    ranking = [str(default.players[i]) for i in np.argsort(-default.score, kind="stable")]
+    players, theta = (default.players, default.score) if reference is None else reference
+    ranking = [str(players[i]) for i in np.argsort(-np.asarray(theta), kind="stable")]
     out = []
     for n, claim in enumerate(claims):
         if progress:
             progress(f"claim {claim.text}: intervals and audits", n, len(claims))
-        freq = frequentist_answer(claim, fits, level, seed)
-        pairs = None if claim.kind == "order" else claim_contrasts(claim, default.players, default.score)
-        rel = claim_evidence(claim, state, pairs, freq.pop("binding_index", None))
-        bay = bayesian_answer(claim, bayes, default.score, level) if bayes is not None else None
+        pairs = about = None
+        if claim.kind != "order":
+            pairs = claim_pairs(claim, players, theta, default.players)
+            if pairs is None:
+                from bayesrank.errors import InputError
+
+                raise InputError(f"claim {claim.text!r}: a claimed player has no battles in the data of this model")
+        elif reference is not None:
+            about = reference_scores(default.players, players, theta)
+        freq = frequentist_answer(claim, fits, level, seed, pairs, about)
+        rel = claim_evidence(claim, state, pairs, freq.pop("binding_index", None), reference=about)
+        scores = default.score if about is None else about
+        bay = bayesian_answer(claim, bayes, scores, level, pairs, scope.method) if bayes is not None else None
         if other is not None and bay is not None:
-            alt = bayesian_answer(claim, other, default.score, level)
+            alt = bayesian_answer(claim, other, scores, level, pairs, scope.method)
             bay["other_tie_model"] = {k: alt[k] for k in ("probability", "method", "ties", "converged")}
         say = (lambda label, *a: progress(label, n, len(claims))) if progress else None
-        pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed, progress=say)
+        # about another fit's estimate: audited only where the claim holds at this one's (the plain top-k holds by construction)
+        pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed, progress=say,
+                                   pairs=None if reference is None else pairs, reference=about, under=scope.under)
         sig = significance_perturbation_answer(claim, state, freq, level, rel, fragile_below, budget=budget, seed=seed,
                                                progress=say)
         v = decide(freq, bay, pert, rel, fragile_below)
         notes = []
         if bay is not None and not bay["converged"]:
-            notes.append(f"the {bay['method']} posterior did not converge (see the diagnostics): no verdict")
+            notes.append(scope.not_converged.format(method=bayes.method))
         note = disagreement(freq, bay, default.ties)
         if note:
             notes.append(note)
         alt = (bay or {}).get("other_tie_model")
         if alt and (alt["probability"] >= bay["threshold"]) != (bay["probability"] >= bay["threshold"]):
-            notes.append(f"under the {alt['ties']} tie model ({alt['method']}) P(claim) = {alt['probability']:.3f}: "
+            model = f", {scope.qualifier}" if scope.qualifier else ""
+            board = f"{scope.qualifier} leaderboard" if scope.qualifier else "leaderboard"
+            notes.append(f"under the {alt['ties']} tie model ({other.method}{model}) P(claim) = "
+                         f"{alt['probability']:.3f}: "
                          f"{'it would support' if alt['probability'] >= bay['threshold'] else 'it would not support'} "
-                         f"the claim (another estimand; the half-win posterior, the leaderboard's, decides)")
-        if len(set(freq["supported_by"].values()) | {freq["supported"]}) > 1:
+                         f"the claim (another estimand; the half-win posterior, the {board}'s, decides)")
+        if len(set(freq.get("supported_by", {}).values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
         out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig,

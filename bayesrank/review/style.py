@@ -1,7 +1,11 @@
 """Claims under style control, beside the plain ones (``--style A_COL:B_COL[,...]``).
 
 The style-controlled Bradley–Terry (``BradleyTerry(..., style=...)``: logit P(a beats b) = θ_a − θ_b + βᵀd)
-is fitted on the same battles; every claim is answered again on its θ:
+is fitted on the same battles; every claim is answered again on its θ, through the plain claims'
+one loop (:func:`bayesrank.review.pairwise.answer_claims` with ``reference`` = the plain fit the
+claims are about, and the style fits in its place). This module holds only what is style-specific:
+the style fits, the deciding posterior, the "Under style control" section and the answers' words
+(:data:`STYLE`):
 
 * **frequentist**: the same intersection–union contrast test (same sidedness, binding contrast),
   with the style fit's covariance of θ (sandwich when some outcomes are fractional — ties scored as
@@ -17,9 +21,10 @@ is fitted on the same battles; every claim is answered again on its θ:
   style posterior is reported beside each claim (``bayesian.other_tie_model``, a note when it would
   decide differently);
 * **perturbation**: the row-level style audit (the one audit engine ``bayesrank.influence`` on comparison rows: drop, flip and
-  add battles carrying their covariates, verified by exact refits) of the claim's objective, its
-  fractions relative to the battles informing the claim's binding contrast under style control
-  (:mod:`bayesrank.review.evidence`).
+  add battles carrying their covariates, and with ``--cluster`` whole clusters, verified by exact
+  refits) of the claim's objective, its fractions relative to the battles informing the claim's
+  binding contrast under style control (:mod:`bayesrank.review.evidence`); a claim false under
+  style control at the point estimate is not audited.
 
 The ``order`` claim asks whether the *reported* (plain) order survives style control: the Kendall
 τ bound of the simultaneous contrast intervals of the style-controlled θ against the plain point
@@ -33,125 +38,26 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
 import pandas as pd
 
-from bayesrank.errors import InputError
-from bayesrank.review.answer import ClaimAnswer
-from bayesrank.review import evidence
-from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
-from bayesrank.review.pairwise import (
-    claim_contrasts,
-    contrast_answer,
-    decide,
-    disagreement,
-    interval_level,
-    margins,
-    not_audited,
-    order_answer,
-    order_holds,
-    row_audits,
-)
+from bayesrank.review.claims import Claim
+from bayesrank.review.pairwise import Scope, answer_claims
 from bayesrank.review.report import Section
-from bayesrank.review.verdict import probability_threshold
 
 SUFFIX = " [style-controlled]"
+#: the words of the style-controlled answers (:func:`bayesrank.review.pairwise.answer_claims`)
+STYLE = Scope(under=" under style control", method=" (style)", qualifier="style-controlled",
+              not_converged="the {method} posterior of the style model did not converge: no verdict")
 FEATURE_TEXT = {"normalized_diff": "normalised differences (x_a − x_b)/(x_a + x_b)", "diff": "differences x_a − x_b"}
 STANDARDIZE_TEXT = {"center_scale": "centred and scaled", "scale": "scaled, not centred", "none": "not standardised"}
 
 
-def _theta_view(fit, method: str | None = None):
-    """The θ block of a style fit, shaped like a LeaderboardFit for the contrast and posterior helpers."""
+def theta_view(fit, interval: str):
+    """The θ block of a style fit (scores, their covariance, tie model), shaped like the plain
+    review's default fit for :func:`~bayesrank.review.pairwise.answer_claims`, with its ``interval`` label."""
     k = len(fit.players)
-    draws = None if fit.draws is None else fit.draws[:, :k]
-    return SimpleNamespace(players=fit.players, score=fit.score, theta_cov=fit.cov[:k, :k], interval=fit.interval,
-                           draws=draws, method=method or fit.method)
-
-
-def _pairs_by_name(claim, reference_players, reference_theta, players) -> list[tuple[int, int]] | None:
-    """The claim's contrasts (defined on the plain fit: the same players are claimed) as indices of
-    ``players``; None when a claimed player is absent from the style data."""
-    index = {str(p): i for i, p in enumerate(players)}
-    out = []
-    for a, b in claim_contrasts(claim, reference_players, reference_theta):
-        na, nb = str(reference_players[a]), str(reference_players[b])
-        if na not in index or nb not in index:
-            return None
-        out.append((index[na], index[nb]))
-    return out
-
-
-def _reference_scores(players, reference_players, reference_theta) -> np.ndarray:
-    """The plain fit's scores in the order of the style fit's ``players`` (the same players)."""
-    index = {str(p): i for i, p in enumerate(reference_players)}
-    missing = [str(p) for p in players if str(p) not in index]
-    if missing or len(players) != len(reference_players):
-        raise InputError(f"the order claim needs the same players with and without style control; "
-                         f"differ: {missing or sorted(set(map(str, reference_players)) - set(map(str, players)))}")
-    return np.array([reference_theta[index[str(p)]] for p in players], dtype=float)
-
-
-def _bayes(hold: np.ndarray, bayes, claim, level: float) -> dict:
-    return {"probability": float(hold.mean()), "threshold": probability_threshold(level, claim.sided),
-            "method": f"{bayes.method} (style)", "ties": bayes.ties, "n_draws": int(len(hold)),
-            "converged": bool(bayes.diagnostics.converged)}
-
-
-def _beside(bay: dict, other, hold: np.ndarray) -> list[str]:
-    """Put the other tie model's (Davidson's) answer beside ``bay`` (``other_tie_model``); a note when
-    it would decide differently (another estimand: the half-win posterior decides)."""
-    if other is None:
-        return []
-    p = float(hold.mean())
-    bay["other_tie_model"] = {"probability": p, "method": f"{other.method} (style)", "ties": other.ties,
-                              "converged": bool(other.diagnostics.converged)}
-    if (p >= bay["threshold"]) == (bay["probability"] >= bay["threshold"]):
-        return []
-    return [f"under the {other.ties} tie model ({other.method}, style-controlled) P(claim) = {p:.3f}: "
-            f"{'it would support' if p >= bay['threshold'] else 'it would not support'} the claim (another "
-            f"estimand; the half-win posterior, the style-controlled leaderboard's, decides)"]
-
-
-def _order_claim(claim, mle, bayes, state, reference_players, reference_theta, ci, level, seed, rel, opts, say):
-    """(frequentist, Bayesian, perturbation) answers of the order claim under style control."""
-    from bayesrank.review.order import order_test
-
-    k = len(mle.players)
-    ref = _reference_scores(mle.players, reference_players, reference_theta)
-    test = order_test(mle.score[:k], mle.cov[:k, :k], ref, level, seed=seed)
-    from bayesrank.stats.kendall import kendall_tau_b
-
-    freq = order_answer(test, kendall_tau_b(mle.score[:k], ref), f"{ci} (style-controlled)", k)
-    bay = _bayes(order_holds(bayes.draws[:, :k], ref), bayes, claim, level)
-    from bayesrank.influence.objectives import parse_objective
-
-    try:  # the audit's own criterion (τ-b with score differences within 1e-9 as ties) decides
-        objective = parse_objective("tau", state, reference=ref, tau_threshold=TAU_THRESHOLD)
-    except InputError as why:
-        return freq, bay, not_audited(f"the claim is false under style control at the point estimate: {why}",
-                                      rel=rel)
-    return freq, bay, _audits(state, say, "order", rel, opts, objective=objective)
-
-
-def _audits(state, say, label: str, rel: dict, opts: dict, **objective) -> dict:
-    """The style audit of one claim's objective with each action (:func:`bayesrank.review.pairwise.row_audits`)."""
-    return row_audits(state, say, f"style control: {label}", rel, opts, **objective)
-
-
-def _significance_answer(state, claim, freq: dict, target: dict, level: float, rel, opts, say) -> dict:
-    """Smallest verified perturbation that removes a significant style-controlled claim's significance
-    (the style audit's significance mode: the same contrast test and default covariance as ``freq``)."""
-    if not freq["supported"]:
-        return not_audited("not significant: no significance to lose", rel=rel)
-    try:
-        return _audits(state, say, f"{claim.text} (significance)", rel, opts, significance=True,
-                       level=interval_level(level, claim.sided), **target)
-    except InputError as e:  # the audit's own test disagrees at the last digit: say so, do not fail the review
-        return not_audited(f"not audited: {e}", rel=rel)
-
-
-def _options(rel: dict, fragile_below: float, budget) -> dict:
-    return evidence.audit_options(rel, fragile_below, budget)
+    return SimpleNamespace(players=fit.players, score=fit.score, theta_cov=fit.cov[:k, :k], interval=interval,
+                           ties=fit.ties)
 
 
 def style_claims(comparisons, claims, reference_players, reference_theta, *, style: str, level: float,
@@ -161,7 +67,8 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
     """(answers, sections, diagnostics parts) under style control (``cluster``, ``position_effect``:
     the review's model terms, in the style model too). The claims are about the players
     of the plain fit (``reference_*``): "X is #1" asks whether the plain leader X stays #1. ``comparisons``
-    are the review's validated comparisons (read once, with its reader options)."""
+    are the review's validated comparisons (read once, with its reader options). Every claim goes
+    through the plain claims' loop (:func:`~bayesrank.review.pairwise.answer_claims`) on the style fits."""
     from bayesrank.bt import BradleyTerry
     from bayesrank.influence.state import BTState
     from bayesrank.review.fits import nuts_fit
@@ -172,11 +79,11 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
                        position_effect=position_effect)
     mle = sbt.fit("mle")  # the default interval: sandwich with ties as half-wins or a soft judge's shares
     ci = mle.settings["ci_used"]
-    bayes = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
-    other = None
-    if bayes.ties != mle.ties:  # ties: the Bayesian default is Davidson, the test's and the audits' estimand half-wins
-        say("style control: the half-win posterior")
-        other = bayes  # reported beside each claim (bayesian.other_tie_model), not deciding
+    first = sbt.fit("laplace", seed=seed) if fast else nuts_fit(sbt, draws=500, chains=4, seed=seed, progress=say)
+    fits = {"default": theta_view(mle, f"{ci} (style-controlled)"), "laplace" if fast else "nuts": first}
+    bayes = first
+    if first.ties != mle.ties:  # ties: the Bayesian default is Davidson, the test's and the audits' estimand half-wins
+        say("style control: the half-win posterior")  # the Davidson fit is reported beside each claim, not deciding
         half = BradleyTerry(sbt.rows, ties=mle.ties, level=level, prior_sigma=sbt.prior_sigma,
                             beta_sigma=sbt.beta_sigma, position_effect=position_effect)
         bayes = half.fit("laplace", seed=seed) if fast else nuts_fit(half, draws=500, chains=4, seed=seed,
@@ -190,51 +97,12 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
         scoring = ", half-win" if sbt.has_ties or sbt.rows.fractional else ""
         adjusted = adjust_draws(bayes.draws, mle.cov, n_players=len(mle.players))
         bayes = dataclasses.replace(bayes, draws=adjusted, method=f"{bayes.method}{scoring}, adjusted to the {target}")
-    freq_view = _theta_view(mle)
+    fits["claims"] = bayes
     state = BTState.fit(sbt.rows, position=position_effect)
-    k = len(mle.players)
-    ranking = [str(reference_players[i]) for i in np.argsort(-np.asarray(reference_theta), kind="stable")]
-    answers = []
-    for claim in claims:
-        styled = Claim(claim.text + SUFFIX, claim.kind, k=claim.k, a=claim.a, b=claim.b, selected=claim.selected)
-        notes = []
-        if claim.kind == "order":
-            ref = _reference_scores(mle.players, reference_players, reference_theta)
-            rel = evidence.relative_to(state, claim, None, None, reference=ref)
-            opts = _options(rel, fragile_below, budget)
-            freq, bay, pert = _order_claim(claim, mle, bayes, state, reference_players, reference_theta, ci, level,
-                                           seed, rel, opts, say)
-            sig = not_audited("not audited: the order claim's test (a Kendall τ bound over all pairs) has no "
-                              "contrast to audit", rel=rel)
-        else:
-            pairs = _pairs_by_name(claim, reference_players, reference_theta, mle.players)
-            if pairs is None:
-                raise InputError(f"claim {claim.text!r}: a claimed player has no battles in the style data")
-            freq = contrast_answer(freq_view, pairs, level, claim.sided, f"{ci} (style-controlled)", mle.players)
-            freq.pop("_table")
-            rel = evidence.relative_to(state, claim, pairs, freq.pop("binding_index"))
-            opts = _options(rel, fragile_below, budget)
-            bay = _bayes(margins(bayes.draws[:, :k], pairs) > 0, bayes, claim, level)
-            if other is not None:
-                notes += _beside(bay, other, margins(other.draws[:, :k], pairs) > 0)
-            holds_at_point = bool(margins(mle.score[None, :], pairs)[0] > 0)
-            target = {"pair": (claim.a, claim.b)} if claim.kind == "pair" else {"k": claim.k}
-            if not holds_at_point:
-                pert = not_audited("the claim is false under style control at the point estimate", rel=rel)
-            else:
-                pert = _audits(state, say, claim.text, rel, opts, **target)
-            sig = _significance_answer(state, claim, freq, target, level, rel, opts, say)
-        v = decide(freq, bay, pert, rel, fragile_below)
-        if not bay["converged"]:
-            notes.append(f"the {bayes.method} posterior of the style model did not converge: no verdict")
-        if claim.kind == "order" and other is not None:
-            notes += _beside(bay, other, order_holds(other.draws[:, :k],
-                                                     _reference_scores(mle.players, reference_players, reference_theta)))
-        note = disagreement(freq, bay, mle.ties)
-        if note:
-            notes.append(note)
-        answers.append(ClaimAnswer(styled, freq, bay, pert, v, level, notes, significance_perturbation=sig,
-                                   relative_to=rel, statement=statement(claim, ranking)))
+    styled = [Claim(c.text + SUFFIX, c.kind, k=c.k, a=c.a, b=c.b, selected=c.selected) for c in claims]
+    answers = answer_claims(styled, fits, state, level=level, seed=seed, fragile_below=fragile_below, budget=budget,
+                            progress=lambda label, *a: say(label), reference=(reference_players, reference_theta),
+                            scope=STYLE)
     coef = pd.DataFrame({"feature": mle.features, "coef": mle.coef, "lower": mle.coef_lower, "upper": mle.coef_upper})
     change = mle.table()
     sec = Section("style", "Under style control",
@@ -244,6 +112,6 @@ def style_claims(comparisons, claims, reference_players, reference_theta, *, sty
                   tables=[("style coefficients β", coef), ("leaderboard under style control", change)],
                   data={"style": coef.to_dict(orient="records"), "leaderboard": change.to_dict(orient="records")})
     parts = {"style mle": mle.diagnostics, f"style {bayes.method}": bayes.diagnostics}
-    if other is not None:
-        parts[f"style {other.method} ({other.ties})"] = other.diagnostics
+    if first.ties != bayes.ties:
+        parts[f"style {first.method} ({first.ties})"] = first.diagnostics
     return answers, [sec], parts

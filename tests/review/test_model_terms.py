@@ -97,8 +97,8 @@ def test_review_reads_once_for_plain_and_style_fits(battles):
 def test_style_twin_uses_the_clusters_too(battles):
     """--style with --cluster: the style-controlled answers are cluster-robust as well — the twin's
     contrast equals statsmodels' GLM with the standardised normalised length difference and
-    cov_type='cluster' (groups = prompts), its posterior is adjusted to that covariance and its
-    evidence counts prompts."""
+    cov_type='cluster' (groups = prompts), its posterior is adjusted to that covariance, its
+    evidence counts prompts and its audits remove whole prompts too."""
     folder, df = battles
     rep = review(folder / "battles.csv", fast=True, claims=["p1>p2"], style="len_a:len_b", cluster="prompt", budget=20)
     styled = rep.claims[1]
@@ -119,3 +119,7 @@ def test_style_twin_uses_the_clusters_too(battles):
     assert f["estimate"] - f["lower"] == pytest.approx(norm.ppf(0.95) * se, abs=1e-6)
     assert "cluster-robust" in styled.bayesian["method"]
     assert styled.relative_to["unit"] == "clusters"
+    # its audits include whole-cluster removal, as the plain claim's do (budget and search counted in prompts)
+    whole = styled.perturbation["drop-cluster"]
+    assert set(styled.perturbation) == set(rep.claims[0].perturbation) == {"drop", "flip", "add", "drop-cluster"}
+    assert whole["searched_unit"] == "clusters" and whole["searched_to"] <= df["prompt"].nunique()
