@@ -11,8 +11,9 @@ ranks`, and per default claim one `bayesrank audit` (drop, flip, add) and one `b
 ≤ 5 s and `review` with NUTS (the demo's run) ≤ 15 s, whole process on 2 cores. The ratio is review
 time / sum of the separate commands' times. On a shared machine wall times move with the load;
 CPU times much less (the targets are wall times on an otherwise idle 2-core machine, so the table
-prints both). One untimed warm-up review first: the first run after installing compiles the NUTS
-kernels (numba, cached on disk, ~5-15 s) and fills the OS file cache.
+prints both). One untimed warm-up review first (`--fast`: fills the OS file cache); the numba NUTS
+kernels are compiled by the first NUTS run after installing and cached on disk (later runs load them
+in ~0.05 s), so run one NUTS review before timing a fresh install.
 """
 
 from __future__ import annotations
