@@ -307,6 +307,9 @@ class BradleyTerry:
         do with replicates that have no finite MLE — ``exclude`` them (default) or refit with ``ridge``
         1e-6; either way they are counted in ``diagnostics``. ``target_accept`` (nuts): NUTS's target
         acceptance rate (PyMC's default 0.8 when None; higher = smaller steps, fewer divergences).
+        ``ppc``, ``loo`` (nuts): the posterior predictive check and PSIS-LOO; with ``loo`` the draws'
+        pointwise log-likelihood is the ``log_likelihood`` group of ``idata`` (the density sampler adds it
+        only then; the PyMC sampler always).
         """
         if method not in METHODS:
             raise InputError(f"method must be one of {METHODS}, got {method!r}")
@@ -455,7 +458,7 @@ class BradleyTerry:
 
                 ppc_arrays = posterior_predictive_check(model, dt, self.rows, ties, seed=seed)
             extra_diag["ppc"] = {k_: v for k_, v in ppc_arrays.items() if np.ndim(v) == 0}
-        if sampler == "density":
+        if sampler == "density" and loo:  # the pointwise log-likelihood is PSIS-LOO's input: only with loo
             dt = density.with_log_likelihood(dt, dens, full, chains)
         if loo:
             extra_diag["loo"] = loo_summary(density.thinned_tree(dt) if sampler == "density" else dt)

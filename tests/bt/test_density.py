@@ -91,3 +91,16 @@ def test_pointwise_loglik_equals_pymc_compute_log_likelihood(ties):
     name = "outcomes" if ties == "davidson" else "wins"
     ref = np.asarray(ll["log_likelihood"][name]).reshape(3, -1)
     np.testing.assert_allclose(dens.pointwise_loglik(params), ref, rtol=1e-10, atol=1e-10)
+
+
+def test_density_nuts_adds_the_log_likelihood_only_for_loo():
+    """The density sampler writes the draws' pointwise log-likelihood (``log_likelihood`` group, one
+    entry per pair, equal to the density's own at the draws) when PSIS-LOO needs it, not with ``loo=False``."""
+    from bayesrank.bt import BradleyTerry
+
+    bt = BradleyTerry(rows(7), ties="half")
+    with_loo = bt.fit("nuts", draws=60, tune=100, chains=2, seed=3)
+    without = bt.fit("nuts", draws=60, tune=100, chains=2, seed=3, loo=False, ppc=False)
+    assert "log_likelihood" in with_loo.idata.children and "log_likelihood" not in without.idata.children
+    assert "loo" in with_loo.diagnostics.extra and "loo" not in without.diagnostics.extra
+    np.testing.assert_array_equal(with_loo.draws, without.draws)  # the same seeded chains
