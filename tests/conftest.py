@@ -1,6 +1,7 @@
 import os
 
 import matplotlib
+import pytest
 from threadpoolctl import threadpool_limits
 
 matplotlib.use("Agg")
@@ -13,3 +14,14 @@ threadpool_limits(limits=1, user_api="blas")
 # Tests see the width a pipe gets (140 columns); tests of narrow terminals set COLUMNS themselves.
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``validation`` (calibration runs of many minutes) run only with
+    ``BAYESRANK_VALIDATION=1``; the default suite reports them as skipped, with the reason."""
+    if os.environ.get("BAYESRANK_VALIDATION") == "1":
+        return
+    skip = pytest.mark.skip(reason="long validation run: set BAYESRANK_VALIDATION=1 to run it")
+    for item in items:
+        if "validation" in item.keywords:
+            item.add_marker(skip)

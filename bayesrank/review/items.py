@@ -299,7 +299,9 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                 f"(collapsed likelihood over {len(stats.group_count)} response patterns); {bayes.method}: "
                 f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}. "
                 "θ has no fixed scale apart from the priors (a_i and θ trade off); its order and the claims' "
-                "probabilities do not depend on it. No posterior predictive check or PSIS-LOO for the 2PL."]
+                "probabilities do not depend on it. No posterior predictive check or PSIS-LOO for the 2PL. "
+                "Experimental: its calibration (SBC) rests on one long run that passes narrowly "
+                "(docs/items.md); the Rasch answers are the validated ones."]
     else:
         text = [f"Rasch model logit P(m solves i) = θ_m − b_i, b_i ~ N(μ, σ), item difficulties integrated out "
                 f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "

@@ -16,6 +16,7 @@ from .sbc import sbc_ranks
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # ~15 min of NUTS and a narrow pass: not in the default suite (BAYESRANK_VALIDATION=1)
 def test_sbc_twopl_ranks_uniform():
     n, draws, chains = 150, 300, 2
     ranks, divergences, _ = sbc_ranks(n_sims=n, seed=5, n=30, draws=draws, tune=300, chains=chains, twopl=True)

@@ -112,6 +112,10 @@ def test_review_twopl_cli(tmp_path):
     sec = rep["sections"]["items_model"]
     assert sec["model"] == "2pl" and sec["twopl"] is True
     assert all("2PL" in c["bayesian"]["method"] for c in rep["claims"])
+    from bayesrank.review.api import review
+
+    page = review(p, kind="items", twopl=True, fast=True).to_markdown()
+    assert "Experimental: its calibration (SBC) rests on one long run" in page  # the reader is told
 
 
 def test_twopl_is_for_items_only(tmp_path):
