@@ -19,8 +19,10 @@ its comparisons with their shares:
     * ``add``           either outcome, chosen by the actor (``all_outcomes``),
     * ``add_pairs``     outcome fixed by current skill: the stronger player wins (``all_pairs``),
     * ``add_weighted``  outcome weighted by its model probability: ``delta = (p, 1 − p, 0)``, a
-                        fractional "expected" comparison. Its gradient at the MLE is
-                        ``p·(σ(d̂) − 1) + (1 − p)·σ(d̂) = σ(d̂) − p = 0``: θ̂ stays the exact
+                        fractional "expected" comparison (Davidson: its three outcome probabilities
+                        (P_i, P_j, P_tie)). Its gradient at the MLE is
+                        ``p·(σ(d̂) − 1) + (1 − p)·σ(d̂) = σ(d̂) − p = 0`` (for any likelihood the
+                        expected score under the model's own probabilities is 0): θ̂ stays the exact
                         MLE, so it can never move a score or a rank, only the curvature
                         (the constructive action for CIs),
     * ``add_sampled``   outcome drawn from the probability of the reference fit,
@@ -278,10 +280,11 @@ def candidates(state: BTState, kind: str, counts: np.ndarray | None = None, thet
         r = r_all
         delta = _cells(kind, r, o)
         return Candidates(kind, r, c.i[r], c.j[r], delta, np.array([m for _, m in runs], dtype=float), o, None, unit)
-    else:  # add_weighted
+    else:  # add_weighted: the model's expected outcome, ties included under Davidson (its score is 0 at φ̂)
         r = r_all
         o = np.where(p >= 0.5, 0, 1)
-        delta = np.column_stack([p, 1 - p, np.zeros_like(p)])
+        delta = (state.model.outcome_probs(eta[r_all], state.params[-1:]) if state.n_extra
+                 else np.column_stack([p, 1 - p, np.zeros_like(p)]))
     return Candidates(kind, r, c.i[r], c.j[r], delta, np.full(len(r), np.inf), o, None, unit)
 
 

@@ -46,8 +46,9 @@ from bayesrank.influence.actions import (
 from bayesrank.influence.objectives import Objective, SmoothTau, parse_objective
 from bayesrank.influence.state import OUTCOMES, BTState, complete_pairs, with_pair_templates
 
-WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ unchanged — their gradient "
-                     "σ(d̂) − p is zero at the MLE — so no point-estimate property can break")
+WEIGHTED_ADD_NOTE = ("expected-outcome adds (all_outcomes_weighted) leave θ̂ unchanged — the score of the "
+                     "model's expected outcome (σ(d̂) − p; Davidson's three probabilities likewise) is zero at "
+                     "the MLE — so no point-estimate property can break")
 
 
 @dataclass

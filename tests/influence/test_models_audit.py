@@ -527,3 +527,24 @@ def test_davidson_sampled_add_audit_verified_by_scipy(davidson_close):
         assert (drawn == code[row.outcome]).all()
         pos[r] = start + m
     _assert_break_is_minimal_by_scipy(davidson, c, res.actions)
+
+
+def test_davidson_weighted_adds_are_the_expected_outcome_and_leave_the_mle(davidson):
+    """``add_weighted`` under Davidson adds the model's expected outcome (P_i, P_j, P_tie) — the
+    formula written here — and, as for binary models, leaves the MLE where it is: 50 expected
+    comparisons on each of three rows, refitted by scipy, give the same θ̂ and λ̂."""
+    from bayesrank.influence.greedy import state_for
+
+    st = state_for(davidson, "add_weighted")
+    cand = candidates(st, "add_weighted")
+    prob = _davidson_probs(st)
+    np.testing.assert_allclose(cand.delta, prob[cand.r], atol=1e-12)
+    c = st.counts
+    table = c.counts.astype(float).copy()
+    for r in (0, 5, 9):
+        table[r] += 50 * prob[r]
+    theta, _, lam = davidson_scipy(c.i, c.j, table, c.n_players)
+    np.testing.assert_allclose(theta, st.theta, atol=1e-5)
+    assert lam == pytest.approx(st.params[-1], abs=1e-5)
+    res = greedy_audit(davidson, "top1", "add_weighted", budget=50)
+    assert not res.broken and "unchanged" in res.reason
