@@ -32,16 +32,21 @@ def _moments(x):
     return m, sd, sd / np.sqrt(ess), np.sqrt(sq.reshape(-1, *sq.shape[2:]).var(axis=0) / ess2) / (2 * sd)
 
 
+def assert_same_posterior(collapsed, full, names=("theta", "mu", "sigma")):
+    """Means and SDs of each quantity within 4 Monte Carlo SEs of each other (:func:`_moments`); the
+    full model's NUTS without divergences."""
+    for name in names:
+        c = np.asarray(collapsed["posterior"][name].values)  # (chain, draw, ...)
+        f = np.asarray(full["posterior"][name].values)
+        (mc, sc, ec, e2c), (mf, sf, ef, e2f) = _moments(c), _moments(f)
+        assert np.all(np.abs(mc - mf) < 4 * np.hypot(ec, ef)), (name, mc, mf, ec, ef)
+        assert np.all(np.abs(sc - sf) < 4 * np.hypot(e2c, e2f)), (name, sc, sf, e2c, e2f)
+    assert int(full["sample_stats"]["diverging"].sum()) == 0
+
+
 @pytest.mark.slow
 def test_collapsed_and_full_rasch_posteriors_agree():
     d = ItemScores.from_long(long_frame(rasch_matrix(4, 40, seed=21, spread=0.8, sigma=1.2)))
     col = irt.fit_nuts(d, seed=1, draws=2000, loo=False)
     full = _nuts(irt.build_full_model(d), seed=2, draws=2000, tune=1000)
-    post_c, post_f = col.idata["posterior"], full["posterior"]
-    for name in ("theta", "mu", "sigma"):
-        c = np.asarray(post_c[name].values)  # (chain, draw, ...)
-        f = np.asarray(post_f[name].values)
-        (mc, sc, ec, e2c), (mf, sf, ef, e2f) = _moments(c), _moments(f)
-        assert np.all(np.abs(mc - mf) < 4 * np.hypot(ec, ef)), (name, mc, mf, ec, ef)
-        assert np.all(np.abs(sc - sf) < 4 * np.hypot(e2c, e2f)), (name, sc, sf, e2c, e2f)
-    assert int(full["sample_stats"]["diverging"].sum()) == 0
+    assert_same_posterior(col.idata, full)
