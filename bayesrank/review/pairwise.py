@@ -445,6 +445,7 @@ def significance_perturbation_answer(claim: Claim, state, frequentist: dict, lev
     from bayesrank.errors import InputError
     from bayesrank.influence import audit
 
+    actions = claim_actions(rel) if actions is ACTIONS else actions  # with clusters: whole clusters too
     if claim.kind == "order":
         return not_audited("not audited: the order claim's test (a Kendall τ bound over all pairs) has no "
                            "contrast to audit", actions, rel)
@@ -458,6 +459,7 @@ def significance_perturbation_answer(claim: Claim, state, frequentist: dict, lev
         if row_level(state):
             return row_audits(state, progress or (lambda *a: None), f"{claim.text} (significance)", rel, opts,
                               actions, significance=True, level=interval_level(level, claim.sided),
+                              cluster_opts=evidence.cluster_audit_options(rel, fragile_below, budget),
                               **_row_objective(claim, state))
         report = audit(state, objective=claim.objective, actions=actions, seed=seed, significance=True,
                        level=interval_level(level, claim.sided), **opts)

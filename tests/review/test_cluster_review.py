@@ -246,3 +246,33 @@ def test_whole_cluster_witness_names_string_cluster_ids():
                  family=sm.families.Binomial()).fit(tol=1e-12)
     leader = rep.claims[0].claim.text.split(" is #1")[0].split(": ")[-1]
     assert teams[int(np.argmax(np.concatenate([[0.0], res.params])))] != leader
+
+
+def test_whole_clusters_remove_significance_replayed_by_statsmodels(panel):
+    """With --cluster the loss-of-significance audit also drops whole clusters; its witness, replayed
+    by dropping those items from the raw comparisons, leaves a contrast that statsmodels' cluster GLM
+    (CRV1, the package's correction) no longer finds significant at the claim's level and sidedness."""
+    import pandas as pd
+    from scipy.stats import norm
+
+    rep = review("llmfao-panel", kind="pairwise", fast=True, cluster="id", claims=["GPT 4>Claude v1"], fragile_below=0.3)
+    claim = rep.claims[0]
+    assert claim.frequentist["supported"]
+    entry = claim.significance_perturbation["drop-cluster"]
+    assert entry["searched_unit"] == "clusters"
+    assert entry["broken"] and entry["verified"], entry["reason"]
+    assert entry["objective_details"]["covariance"] == "auto"
+    gone = pd.DataFrame(entry["actions"])["cluster"].to_numpy()
+    assert len(gone) == entry["budget"]
+    c = _contrast_vector(panel, "GPT 4 − Claude v1")
+    sided = claim.frequentist["sided"]
+    crit = norm.ppf(rep.level if sided != "two-sided" else (1 + rep.level) / 2)
+
+    def z_after(keep):
+        groups = panel["groups"][keep]
+        res = sm.GLM(panel["y"][keep], panel["x"][keep], family=sm.families.Binomial()).fit(
+            tol=1e-13, cov_type="cluster", cov_kwds={"groups": groups})
+        return float(c @ res.params / np.sqrt(c @ res.cov_params() @ c))
+
+    assert z_after(np.ones(len(panel["y"]), bool)) > crit  # significant on the whole panel
+    assert z_after(~np.isin(panel["ids"], gone)) <= crit  # not after the witness
