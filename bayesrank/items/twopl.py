@@ -358,6 +358,7 @@ def fit_nuts(data: ItemScores, *, seed: int = 0, draws: int | None = None, tune:
     if top > g.sigma_max:
         extra["regrid"] = {"sigma_max_drawn": top, "grid_sigma_max": g.sigma_max}
         g = st.regrid(max(SIGMA_MAX, 2 * top))
+        check_size(g)  # the wider grid has more nodes: refuse in one line rather than sample for hours
         idata = _sample(g, laplace, prior, seed, draws, tune, chains, target_accept, progress)
     extra["grid"] = {"nodes": int(len(g.x_nodes)), "sigma_max": g.sigma_max}
     post = idata["posterior"]
