@@ -529,7 +529,9 @@ def _firth_bootstrap(rows: PairRows, ties: str, n_boot: int, seed: int, start):
 def loo_summary(dt) -> dict:
     """PSIS-LOO over the model's rows (each aggregated pair, or each battle, is one LOO unit):
     elpd, SE, p_loo, Pareto k (:func:`bayesrank.stats.psis.psis_loo`, ArviZ 1's ``loo`` vectorised;
-    r_eff from the posterior's mean ESS). Warns, as ArviZ, when a Pareto k exceeds its threshold."""
+    r_eff from the posterior's mean ESS). Warns, as ArviZ, when a Pareto k exceeds its threshold
+    (min(1 − 1/log10 S, 0.7)); a k that could not be estimated (NaN: the tail's first quartile is its
+    minimum) counts as unreliable too, in the warning and in ``n_pareto_k_gt_0.7``."""
     import warnings
 
     from bayesrank.stats.convergence import stacked
@@ -544,8 +546,8 @@ def loo_summary(dt) -> dict:
     chains, draws = ll.shape[:2]
     post = dt["posterior"]
     res = psis_loo(ll.reshape(chains * draws, -1), relative_eff(stacked(post, list(post.data_vars))))
-    k = res.pareto_k
-    if np.any(k > res.good_k()):
+    k = res.pareto_k  # NaN where the tail could not be fitted: unreliable, counted and warned as such
+    if np.any(~(k <= res.good_k())):
         warnings.warn(f"Estimated shape parameter of Pareto distribution is greater than {res.good_k():.2f} for one "
                       "or more rows: their PSIS-LOO estimate is unreliable", UserWarning, stacklevel=2)
     return {
@@ -553,5 +555,5 @@ def loo_summary(dt) -> dict:
         "se": float(res.se),
         "p_loo": float(res.p_loo),
         "pareto_k_max": float(np.nanmax(k)),
-        "n_pareto_k_gt_0.7": int(np.sum(k > 0.7)),
+        "n_pareto_k_gt_0.7": int(np.sum(~(k <= 0.7))),  # NaN k included
     }

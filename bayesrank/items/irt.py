@@ -373,7 +373,8 @@ def loo_items(theta, mu, sigma, data: ItemScores, st: RaschStats | None = None, 
     res = az.loo(dt, pointwise=True)
     pk = np.asarray(res.pareto_k).ravel()
     return {"elpd": float(res.elpd), "se": float(res.se), "p_loo": float(res.p),
-            "pareto_k_max": float(np.nanmax(pk)), "n_pareto_k_gt_0.7": int(np.sum(pk > 0.7)), "n_draws": int(s)}
+            "pareto_k_max": float(np.nanmax(pk)), "n_pareto_k_gt_0.7": int(np.sum(~(pk <= 0.7))),  # NaN k: unreliable
+            "n_draws": int(s)}
 
 
 def total_distribution(theta, mu, sigma, st: RaschStats) -> np.ndarray:

@@ -78,3 +78,24 @@ def test_loo_summary_uses_it(arena_draws):
         s = loo_summary(dt)
     got = compare(dt, "outcomes")
     assert s["elpd"] == got.elpd and s["n_pareto_k_gt_0.7"] == int((got.pareto_k > 0.7).sum())
+
+
+def test_loo_summary_counts_an_unestimable_pareto_k_as_unreliable():
+    """A pair whose largest importance ratios are tied (the tail's first quartile is its minimum)
+    has no Pareto k estimate (NaN, as ArviZ): the summary warns and counts it with the k > 0.7 pairs
+    instead of dropping it."""
+    from bayesrank.bt.api import loo_summary
+    from bayesrank.stats.psis import psis_loo, tail_length
+
+    rng = np.random.default_rng(0)
+    s = 800
+    ll = rng.normal(-1.0, 0.3, size=(s, 4))
+    m = tail_length(s, 1.0)
+    col = np.full(s, -3.0)  # −log-likelihood: its m + 1 largest values, half of the tail tied at its minimum
+    col[:m + 1] = np.concatenate([[-2.6], np.full(m // 2, -2.5), np.linspace(-2.4, -1.0, m - m // 2)])
+    ll[:, 2] = -col
+    k = psis_loo(ll, 1.0).pareto_k
+    assert np.isnan(k[2]) and np.all(k[[0, 1, 3]] < 0.5)
+    with pytest.warns(UserWarning, match="Pareto"):
+        summary = loo_summary(tree(rng.normal(size=(1, 1, s)), ll[None]))
+    assert summary["n_pareto_k_gt_0.7"] == 1
