@@ -103,15 +103,23 @@ class Diagnostics:
         chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
         x = convergence.stacked(post, names) if names else np.full((1, chains, draws), np.nan)
 
-        def worst(vals, fn):
+        def worst(vals, fn):  # a constant parameter has no R-hat/ESS (NaN): left out; non-finite draws fail below
             vals = vals[np.isfinite(vals)]
             return float(fn(vals)) if vals.size else float("nan")
+
+        bad = [str(n) for n in names if not np.all(np.isfinite(np.asarray(post[n], dtype=float)))]
 
         rhat = worst(convergence.rhat(x), np.max)
         ess_b = worst(convergence.ess_bulk(x), np.min)
         ess_t = worst(convergence.ess_tail(x), np.min)
         div = int(np.asarray(idata["sample_stats"]["diverging"]).sum()) if "sample_stats" in idata.children else 0
-        return cls.from_sampler_values(method, rhat, ess_b, ess_t, div, chains, draws, **extra)
+        diag = cls.from_sampler_values(method, rhat, ess_b, ess_t, div, chains, draws, **extra)
+        if bad:
+            import dataclasses
+
+            diag = dataclasses.replace(diag, converged=False, messages=diag.messages + (
+                f"{method}: non-finite draws (NaN or inf) of {', '.join(bad)}",))
+        return diag
 
     @classmethod
     def from_sampler_values(cls, method: str, rhat_max: float, ess_bulk_min: float, ess_tail_min: float,

@@ -42,6 +42,22 @@ def test_a_shifted_chain_a_divergence_or_a_single_chain_fail():
     assert not d3.converged and any("2 chains" in m for m in d3.messages)
 
 
+def test_non_finite_draws_fail_and_a_constant_parameter_does_not():
+    """A parameter with a NaN draw has no R-hat; it must not be left out of the verdict (the other
+    parameter alone looks converged). A constant parameter (zero variance, R-hat undefined) is not a
+    failure by itself."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 1000, 2))
+    x[1, 10, 1] = np.nan
+    d = Diagnostics.sampler("nuts", _tree(x))
+    assert not d.converged and any("non-finite draws" in m and "theta" in m for m in d.messages)
+    validate(d.to_dict(), "diagnostics")
+    x = rng.standard_normal((4, 1000, 2))
+    x[:, :, 1] = 0.25
+    d = Diagnostics.sampler("nuts", _tree(x))
+    assert d.converged and d.messages == ()
+
+
 def test_autocorrelated_chains_have_low_ess():
     rng = np.random.default_rng(3)
     e = rng.standard_normal((4, 1000, 2))
