@@ -133,14 +133,12 @@ def trace_tree(raw, coords: dict, version: str = ""):
     from nutpie.sample import _add_arrow_data
 
     draw_batches, stat_batches = raw.get_arrow_trace()
+    n_post = [stat.num_rows - int(stat.column("tuning").to_numpy().sum()) for stat in stat_batches]  # per chain
     groups = {}
     index = ("chain", "draw")  # nutpie's stats carry them as columns; they are the tree's coordinates
     for group, batches, skip in (("posterior", draw_batches, index), ("sample_stats", stat_batches,
                                                                       _UNSTORED_STATS + index)):
         data, dims = {}, {}
-        n_post = []
-        for stat in stat_batches:
-            n_post.append(stat.num_rows - int(stat.column("tuning").to_numpy().sum()))
         for c, b in enumerate(batches):
             tuned = b.num_rows - n_post[c]
             _add_arrow_data(data, max(n_post), b.slice(tuned, n_post[c]), c, len(batches), dims, list(skip))
