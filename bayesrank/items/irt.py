@@ -228,7 +228,7 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
     :func:`nuts_grid`; if a draw of σ leaves that grid's range the chains are re-run on the default
     grid. ``sampler="pymc"``: PyMC's NUTS on :func:`build_rasch_model`. ``stats``: the data's
     :func:`sufficient` statistics when already computed. ``twopl``: the 2PL model
-    (:func:`bayesrank.items.twopl.fit_nuts`; ``stats`` then its statistics; no PSIS-LOO, nutpie only)."""
+    (:func:`bayesrank.items.twopl.fit_nuts`; ``stats`` then its statistics; nutpie only)."""
     from bayesrank.protocol import Diagnostics
 
     if twopl:
@@ -237,7 +237,7 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
         if sampler != "nutpie":
             raise ValueError("the 2PL model is sampled by nutpie only")
         return _twopl.fit_nuts(data_or_stats, seed=seed, draws=draws, tune=tune, chains=chains, prior=prior,
-                               target_accept=target_accept, laplace=laplace, stats=stats, progress=progress)
+                               target_accept=target_accept, laplace=laplace, stats=stats, progress=progress, loo=loo)
 
     data = None if isinstance(data_or_stats, RaschStats) else data_or_stats
     st = stats if stats is not None else _stats(data_or_stats)
@@ -355,19 +355,29 @@ def loo_items(theta, mu, sigma, data: ItemScores, st: RaschStats | None = None, 
     """PSIS-LOO leaving one item out: item i's marginal log-likelihood is ``θ·k_i + log I_g(i)``
     (+ its binomial constant; b_i integrated out), from up to ``max_draws`` evenly thinned draws.
     elpd, SE, p_loo, max Pareto k and the number of items with k > 0.7."""
+    st = sufficient(data) if st is None else st
+    th, m_, s_ = thin_for_loo(theta, mu, sigma, max_draws)
+    k = (data.successes if data.successes is not None else data.scores).astype(float)
+    lg = np.stack([group_loglik(th[j], m_[j], s_[j], st) for j in range(len(th))])
+    return psis_items(th @ k + lg[:, st.item_group] + st.item_const[None, :], m_, chains)
+
+
+def thin_for_loo(theta, mu, sigma, max_draws: int = 500):
+    """Up to ``max_draws`` evenly thinned draws of (θ, μ, σ)."""
+    step = max(1, len(theta) // max_draws)
+    return theta[::step], mu[::step], sigma[::step]
+
+
+def psis_items(ll: np.ndarray, mu: np.ndarray, chains: int = 1) -> dict:
+    """PSIS-LOO (ArviZ) of the pointwise item log-likelihoods ``ll`` (draws × items): elpd, SE, p_loo,
+    max Pareto k and the number of items with k > 0.7 (a NaN k counted as unreliable)."""
     import arviz as az
     import xarray as xr
 
-    st = sufficient(data) if st is None else st
-    step = max(1, len(theta) // max_draws)
-    th, m_, s_ = theta[::step], mu[::step], sigma[::step]
-    s = len(th)
+    s = len(ll)
     chains = chains if s % chains == 0 else 1
-    k = (data.successes if data.successes is not None else data.scores).astype(float)
-    lg = np.stack([group_loglik(th[j], m_[j], s_[j], st) for j in range(s)])
-    ll = th @ k + lg[:, st.item_group] + st.item_const[None, :]
     dt = xr.DataTree.from_dict({
-        "posterior": xr.Dataset({"mu": (("chain", "draw"), m_.reshape(chains, -1))}),
+        "posterior": xr.Dataset({"mu": (("chain", "draw"), mu.reshape(chains, -1))}),
         "log_likelihood": xr.Dataset({"items": (("chain", "draw", "item"), ll.reshape(chains, s // chains, -1))}),
     })
     res = az.loo(dt, pointwise=True)
@@ -386,34 +396,43 @@ def total_distribution(theta, mu, sigma, st: RaschStats) -> np.ndarray:
     theta = np.atleast_2d(theta)  # (D, M): several draws at once
     mu, sigma = np.atleast_1d(mu), np.atleast_1d(sigma)
     b = mu[:, None] + sigma[:, None] * st.x_nodes[None, :]  # (D, Q)
-    p = expit(theta[:, :, None] - b[:, None, :])  # (D, M, Q)
-    f = np.zeros((len(b), len(st.x_nodes), theta.shape[1] + 1))
+    return total_law(expit(theta[:, :, None] - b[:, None, :]), softmax(st.log_w))
+
+
+def total_law(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Σ_q w_q · PoissonBinomial(p[:, :, q]) — the law of the number of successes s = 0..M when model m
+    succeeds with probability p[d, m, q] at node q (dynamic programming over the models); (D, M + 1),
+    or (M + 1,) for one draw."""
+    f = np.zeros((p.shape[0], p.shape[2], p.shape[1] + 1))
     f[:, :, 0] = 1.0
-    for m in range(theta.shape[1]):
+    for m in range(p.shape[1]):
         q = p[:, m, :, None]
         f[:, :, 1:] = f[:, :, 1:] * (1 - q) + f[:, :, :-1] * q
         f[:, :, 0] *= 1 - p[:, m, :]
-    out = np.einsum("q,dqs->ds", softmax(st.log_w), f)
+    out = np.einsum("q,dqs->ds", w, f)
     return out[0] if out.shape[0] == 1 else out
 
 
 def ppc_item_totals(fit: RaschFit, data: ItemScores, n_draws: int = 100, seed: int = 0,
-                    stats: RaschStats | None = None) -> dict:
+                    stats: RaschStats | None = None, law=None) -> dict:
     """Posterior predictive check of how many models solve an item (0/1 scores): for each of
     ``n_draws`` posterior draws of (θ, μ, σ), the exact law π of an item's total s = 0..M
     (:func:`total_distribution`), and a replicated histogram of N new items ~ Multinomial(N, π).
     Reported: the share of totals whose observed item count lies outside the central 95% of the
     replicated counts, and the posterior predictive p-value of the χ² distance to N·π. ``stats``: the
-    statistics whose quadrature grid to use (accurate for the draws' σ; default :func:`sufficient`'s)."""
+    statistics whose quadrature grid to use (accurate for the draws' σ; default :func:`sufficient`'s);
+    ``law``: the total's law (default :func:`total_distribution`; the 2PL's is
+    :func:`bayesrank.items.twopl.total_distribution`, with its statistics)."""
     rng = np.random.default_rng(seed)
     m, n = data.scores.shape
     st = sufficient(data) if stats is None else stats
+    law = total_distribution if law is None else law
     idx = rng.choice(len(fit.draws), size=min(n_draws, len(fit.draws)), replace=False)
     obs = np.bincount(np.rint(data.scores.sum(axis=0)).astype(int), minlength=m + 1)
     reps = np.empty((len(idx), m + 1))
     chi_obs = np.empty(len(idx))
     chi_rep = np.empty(len(idx))
-    pis = np.concatenate([np.atleast_2d(total_distribution(fit.draws[c], fit.mu[c], fit.sigma[c], st))
+    pis = np.concatenate([np.atleast_2d(law(fit.draws[c], fit.mu[c], fit.sigma[c], st))
                           for c in np.array_split(idx, max(1, len(idx) // 10))])
     for r in range(len(idx)):
         pi = np.clip(pis[r], 0, None) / pis[r].clip(0, None).sum()

@@ -361,10 +361,12 @@ def nuts_grid(st: TwoPLStats, laplace) -> TwoPLStats:
 
 
 def fit_nuts(data: ItemScores, *, seed: int = 0, draws: int | None = None, tune: int | None = None, chains: int = 4,
-             prior=None, target_accept: float = 0.8, laplace=None, stats: TwoPLStats | None = None, progress=None):
+             prior=None, target_accept: float = 0.8, laplace=None, stats: TwoPLStats | None = None, progress=None,
+             loo: bool = True):
     """NUTS (nutpie, :func:`bayesrank.stats.nuts.sample_logp`) on :func:`log_posterior`, chains started
     at Laplace draws, on :func:`nuts_grid`'s grid (re-run on the default grid if a draw of σ leaves
-    it); diagnostics R-hat, ESS, divergences."""
+    it); diagnostics R-hat, ESS, divergences; PSIS-LOO over items (:func:`loo_items`) when ``loo`` and
+    the benchmark has at most ``irt.LOO_MAX_ITEMS`` items."""
     from bayesrank.items import irt
     from bayesrank.protocol import Diagnostics
 
@@ -387,8 +389,10 @@ def fit_nuts(data: ItemScores, *, seed: int = 0, draws: int | None = None, tune:
     post = idata["posterior"]
     theta = post["theta"].transpose("chain", "draw", "player").values.reshape(-1, m)
     diag = Diagnostics.sampler("nuts (nutpie, collapsed 2PL)", idata, var_names=["theta", "mu", "sigma"], **extra)
-    return irt.RaschFit(st.players, theta, post["mu"].values.ravel(), post["sigma"].values.ravel(), "nuts", diag,
-                        idata=idata, extra=extra)
+    mu, sigma = post["mu"].values.ravel(), post["sigma"].values.ravel()
+    if loo and data.n_items <= irt.LOO_MAX_ITEMS:
+        extra["loo"] = loo_items(theta, mu, sigma, data, g, chains=chains)
+    return irt.RaschFit(st.players, theta, mu, sigma, "nuts", diag, idata=idata, extra=extra)
 
 
 def _sample(st, laplace, prior, seed, draws, tune, chains, target_accept, progress):
@@ -432,3 +436,31 @@ def item_parameters(fit, st: TwoPLStats, n_draws: int = 200, seed: int = 0):
         q = (cdf[grp] < rng.random(n)[:, None]).sum(axis=1).clip(max=len(b) - 1)
         a_out[j], b_out[j] = a[q], b[q]
     return a_out, b_out
+
+
+# ---------------------------------------------------------------------------------- checks
+def loo_items(theta, mu, sigma, data: ItemScores, st: TwoPLStats | None = None, chains: int = 1,
+              max_draws: int = 500) -> dict:
+    """PSIS-LOO leaving one item out: item i's marginal log-likelihood is ``log I_g(i)`` plus its
+    binomial constant (a_i and b_i integrated out; the factor e^{a t_g} is inside the integral), from
+    up to ``max_draws`` evenly thinned draws (:func:`bayesrank.items.irt.psis_items`)."""
+    from bayesrank.items import irt
+
+    st = sufficient(data) if st is None else st
+    th, m_, s_ = irt.thin_for_loo(theta, mu, sigma, max_draws)
+    lg = np.stack([loglik(th[j], m_[j], s_[j], st, per_group=True) for j in range(len(th))])
+    return irt.psis_items(lg[:, st.item_group] + irt.sufficient(data).item_const[None, :], m_, chains)
+
+
+def total_distribution(theta, mu, sigma, st: TwoPLStats) -> np.ndarray:
+    """P(an item drawn from the 2PL's item population is solved by exactly s of the M models),
+    s = 0..M (0/1 scores): the Poisson-binomial law given (a, b) integrated on the 2-D grid."""
+    from scipy.special import expit, softmax
+
+    from bayesrank.items.irt import total_law
+
+    theta = np.atleast_2d(theta)
+    mu, sigma = np.atleast_1d(mu), np.atleast_1d(sigma)
+    a = np.exp(st.tau * st.u_nodes)
+    b = mu[:, None] + sigma[:, None] * st.x_nodes[None, :]  # (D, Q)
+    return total_law(expit(a[None, None, :] * (theta[:, :, None] - b[:, None, :])), softmax(st.log_w))

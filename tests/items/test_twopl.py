@@ -139,7 +139,78 @@ def test_review_twopl_cli(tmp_path):
 
     page = review(p, kind="items", twopl=True, fast=True).to_markdown()
     assert ("on a small benchmark its posterior equals that of the full 2PL model" in page
-            and "its calibration (SBC) rests on one long run" in page)  # the reader is told
+            and "its calibration (SBC) is shown on 3 models × 30 items" in page)  # the reader is told
+    assert sec["ppc"]["n_totals"] == m + 1 and 0 <= sec["ppc"]["p_value_chi2"] <= 1
+    assert "loo" not in sec  # --fast: no PSIS-LOO, as for the Rasch model
+
+
+def _pattern_stats(m, x, u, lw):
+    """Every 0/1 response pattern of m models as its own group, on the given grid."""
+    ks = np.array([[(j >> i) & 1 for i in range(m)] for j in range(2**m)], dtype=float)
+    return twopl.TwoPLStats(players=np.array([f"m{i}" for i in range(m)], dtype=object), patterns=np.ones((1, m)),
+                            group_pattern=np.zeros(len(ks), dtype=np.int64), group_k=ks, group_count=np.ones(len(ks)),
+                            item_group=np.arange(len(ks)), counts=True, x_nodes=x, u_nodes=u, log_w=lw), ks
+
+
+def test_total_distribution_equals_adaptive_quadrature():
+    """P(total = s) under the 2PL's item population = scipy's dblquad of Σ_{y: |y| = s} Π p^y (1 − p)^{1−y}
+    against the truncated N(0, 1)² of (x, u), normalised on the grid's box, to 1e-6; with a ≡ 1 (τ_a → 0)
+    it is the Rasch law (irt.total_distribution, its own code) to 1e-9."""
+    import itertools
+
+    th = THETA[:3]
+    st, _ = _pattern_stats(3, *twopl.grid(3, sigma_max=4.0))
+    law = twopl.total_distribution(th, MU, SIGMA, st)
+    box = integrate.dblquad(lambda u, x: np.exp(-0.5 * (x * x + u * u)) / (2 * np.pi), -8, 8, -4, 4)[0]
+    for s in range(4):
+        def f(u, x, s=s):
+            p = expit(np.exp(twopl.TAU_A * u) * (th - MU - SIGMA * x))
+            tot = sum(np.prod(np.where(y, p, 1 - p)) for y in itertools.product([0, 1], repeat=3) if sum(y) == s)
+            return tot * np.exp(-0.5 * (x * x + u * u)) / (2 * np.pi)
+
+        ref = integrate.dblquad(f, -8, 8, -4, 4, epsabs=1e-13, epsrel=1e-10)[0] / box
+        assert abs(law[s] - ref) < 1e-6, (s, law[s], ref)
+    rasch = irt.sufficient(_data(m=3))
+    flat = twopl.TwoPLStats(**{**st.__dict__, "x_nodes": rasch.x_nodes, "u_nodes": np.zeros_like(rasch.x_nodes),
+                               "log_w": rasch.log_w})
+    np.testing.assert_allclose(twopl.total_distribution(th, MU, SIGMA, flat),
+                               irt.total_distribution(th, MU, SIGMA, rasch), atol=1e-9)
+
+
+def test_loo_pointwise_law_is_normalised():
+    """An item's LOO log-likelihood exp(log I_g) is a law over its 2^M response patterns: summed over
+    them it equals the grid's total weight Σ_q w_q exactly (1e-12). That weight is the N(0, 1)² mass of
+    the box, 1 − 2Φ(−4), plus the trapezoid's end term in u, (h²/12)(f'(4) − f'(−4)) = −(2h²/3)φ(4)
+    (Euler–Maclaurin), to 2e-6. A separate θ·k term or a missing constant would break the first."""
+    from scipy.stats import norm
+
+    x, u, lw = twopl.grid(4, sigma_max=4.0)
+    st, _ = _pattern_stats(4, x, u, lw)
+    li = twopl.loglik(THETA, MU, SIGMA, st, per_group=True)
+    assert np.exp(li).sum() == pytest.approx(np.exp(lw).sum(), abs=1e-12)
+    h = np.diff(np.unique(u))[0]
+    assert np.exp(lw).sum() == pytest.approx(1 - 2 * norm.cdf(-4) - 2 * h**2 / 3 * norm.pdf(4), abs=2e-6)
+
+
+def test_nuts_reports_psis_loo():
+    """fit_nuts(twopl=True) reports PSIS-LOO over items: its elpd = ArviZ's loo of the pointwise matrix
+    built here, log I_g(i) on the sampling grid for every thinned draw (0/1 scores: no binomial constant)."""
+    import arviz as az
+    import xarray as xr
+
+    d = _data(m=3, n=25, seed=4)
+    fit = irt.fit_nuts(d, twopl=True, seed=1, draws=200, tune=200, chains=2)
+    loo = fit.extra["loo"]
+    st = twopl.sufficient(d)
+    step = max(1, len(fit.mu) // 500)
+    grid = twopl.nuts_grid(st, twopl.fit_laplace(d, seed=1, stats=st))
+    ll = np.stack([twopl.loglik(fit.draws[j], fit.mu[j], fit.sigma[j], grid, per_group=True)[st.item_group]
+                   for j in range(0, len(fit.mu), step)])
+    dt = xr.DataTree.from_dict({"posterior": xr.Dataset({"mu": (("chain", "draw"), fit.mu[::step].reshape(2, -1))}),
+                                "log_likelihood": xr.Dataset({"y": (("chain", "draw", "item"),
+                                                                    ll.reshape(2, -1, ll.shape[1]))})})
+    assert loo["elpd"] == pytest.approx(float(az.loo(dt).elpd), abs=1e-9)
+    assert loo["n_draws"] == len(ll)
 
 
 def test_twopl_is_for_items_only(tmp_path):
