@@ -220,3 +220,24 @@ def test_twopl_is_for_items_only(tmp_path):
     df = __import__("pandas").DataFrame({"a": ["x", "y", "x"], "b": ["y", "z", "z"], "outcome": [1, 0, 1]})
     with pytest.raises(InputError, match="--twopl applies to items"):
         review(df, twopl=True, fast=True)
+
+
+def test_review_twopl_reports_ppc_and_loo(tmp_path):
+    """The review's NUTS path with --twopl reports the predictive check of item totals (M + 1 totals)
+    and PSIS-LOO over items in the items_model section, as for the Rasch model."""
+    rng = np.random.default_rng(7)
+    m, n = 4, 40
+    th, b, a = np.linspace(1, -1, m), rng.normal(-0.5, 1.0, n), np.exp(rng.normal(0, 0.5, n))
+    y = (rng.random((m, n)) < expit(a * (th[:, None] - b))).astype(float)
+    p = tmp_path / "long.csv"
+    long_frame(y).to_csv(p, index=False)
+    from bayesrank.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["review", str(p), "--kind", "items", "--twopl", "--draws", "100", "--tune", "100", "--chains", "2",
+                 "--json", str(out)]) == 0
+    sec = json.loads(out.read_text())["sections"]["items_model"]
+    assert sec["model"] == "2pl"
+    assert set(sec["ppc"]) >= {"share_outside_95", "p_value_chi2", "n_totals"} and sec["ppc"]["n_totals"] == m + 1
+    assert set(sec["loo"]) >= {"elpd", "se", "p_loo", "pareto_k_max", "n_pareto_k_gt_0.7"}
+    assert np.isfinite(sec["loo"]["elpd"]) and sec["loo"]["elpd"] < 0
