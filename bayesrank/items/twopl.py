@@ -441,15 +441,20 @@ def item_parameters(fit, st: TwoPLStats, n_draws: int = 200, seed: int = 0):
 # ---------------------------------------------------------------------------------- checks
 def loo_items(theta, mu, sigma, data: ItemScores, st: TwoPLStats | None = None, chains: int = 1,
               max_draws: int = 500) -> dict:
-    """PSIS-LOO leaving one item out: item i's marginal log-likelihood is ``log I_g(i)`` plus its
-    binomial constant (a_i and b_i integrated out; the factor e^{a t_g} is inside the integral), from
-    up to ``max_draws`` evenly thinned draws (:func:`bayesrank.items.irt.psis_items`)."""
+    """PSIS-LOO leaving one item out: item i's marginal log-likelihood is ``log I_g(i) − log Σ_q w_q``
+    plus its binomial constant (a_i and b_i integrated out; the factor e^{a t_g} is inside the
+    integral; the grid's weight normalises the truncated prior of (x, u), so an item's laws over its
+    response patterns sum to 1), from up to ``max_draws`` evenly thinned draws
+    (:func:`bayesrank.items.irt.psis_items`)."""
+    from scipy.special import logsumexp
+
     from bayesrank.items import irt
 
     st = sufficient(data) if st is None else st
     th, m_, s_ = irt.thin_for_loo(theta, mu, sigma, max_draws)
     lg = np.stack([loglik(th[j], m_[j], s_[j], st, per_group=True) for j in range(len(th))])
-    return irt.psis_items(lg[:, st.item_group] + irt.sufficient(data).item_const[None, :], m_, chains)
+    const = irt.sufficient(data).item_const - logsumexp(st.log_w)
+    return irt.psis_items(lg[:, st.item_group] + const[None, :], m_, chains)
 
 
 def total_distribution(theta, mu, sigma, st: TwoPLStats) -> np.ndarray:

@@ -178,10 +178,10 @@ def test_total_distribution_equals_adaptive_quadrature():
 
 
 def test_loo_pointwise_law_is_normalised():
-    """An item's LOO log-likelihood exp(log I_g) is a law over its 2^M response patterns: summed over
-    them it equals the grid's total weight Σ_q w_q exactly (1e-12). That weight is the N(0, 1)² mass of
+    """An item's LOO likelihood exp(log I_g) / Σ_q w_q (twopl.loo_items) is a law over its 2^M response
+    patterns: the I_g sum to the grid's total weight Σ_q w_q exactly (1e-12). That weight is the N(0, 1)² mass of
     the box, 1 − 2Φ(−4), plus the trapezoid's end term in u, (h²/12)(f'(4) − f'(−4)) = −(2h²/3)φ(4)
-    (Euler–Maclaurin), to 2e-6. A separate θ·k term or a missing constant would break the first."""
+    (Euler–Maclaurin), to 2e-6. A separate θ·k term or a missing factor would break the first."""
     from scipy.stats import norm
 
     x, u, lw = twopl.grid(4, sigma_max=4.0)
@@ -194,7 +194,10 @@ def test_loo_pointwise_law_is_normalised():
 
 def test_nuts_reports_psis_loo():
     """fit_nuts(twopl=True) reports PSIS-LOO over items: its elpd = ArviZ's loo of the pointwise matrix
-    built here, log I_g(i) on the sampling grid for every thinned draw (0/1 scores: no binomial constant)."""
+    built here, log I_g(i) − log Σ_q w_q on the sampling grid for every thinned draw (0/1 scores: no
+    binomial constant)."""
+    from scipy.special import logsumexp
+
     import arviz as az
     import xarray as xr
 
@@ -205,7 +208,7 @@ def test_nuts_reports_psis_loo():
     step = max(1, len(fit.mu) // 500)
     grid = twopl.nuts_grid(st, twopl.fit_laplace(d, seed=1, stats=st))
     ll = np.stack([twopl.loglik(fit.draws[j], fit.mu[j], fit.sigma[j], grid, per_group=True)[st.item_group]
-                   for j in range(0, len(fit.mu), step)])
+                   for j in range(0, len(fit.mu), step)]) - logsumexp(grid.log_w)
     dt = xr.DataTree.from_dict({"posterior": xr.Dataset({"mu": (("chain", "draw"), fit.mu[::step].reshape(2, -1))}),
                                 "log_likelihood": xr.Dataset({"y": (("chain", "draw", "item"),
                                                                     ll.reshape(2, -1, ll.shape[1]))})})
