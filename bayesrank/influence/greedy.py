@@ -376,7 +376,9 @@ def greedy_audit(
             reason = "no candidate actions left"
             break
         score = score_candidates(objective, st, cand)
-        order = np.argsort(score, kind="stable")
+        # scores equal to 1e-10 of the objective are ties (symmetric boards have exact ones): ranked by
+        # row, so the path does not depend on the platform's rounding
+        order = np.argsort(np.round(score / max(1.0, abs(f0)), 10), kind="stable")
         best = int(order[0])
         if not score[best] < -1e-12 * max(1.0, abs(f0)):  # below: rounding noise, not progress
             reason = "no remaining action moves the objective towards a break (not broken)"
