@@ -120,13 +120,20 @@ def test_laplace_converges_and_checks_size():
         twopl.check_size(big)
 
 
-def test_review_twopl_cli(tmp_path):
-    rng = np.random.default_rng(7)
-    m, n = 5, 120
+def _twopl_csv(tmp_path, m, n, seed=7):
+    """A long ``model,item,score`` file of m models × n items simulated from the 2PL (θ evenly spaced
+    over ±1, b_i ~ N(−0.5, 1), log a_i ~ N(0, 0.5²))."""
+    rng = np.random.default_rng(seed)
     th, b, a = np.linspace(1, -1, m), rng.normal(-0.5, 1.0, n), np.exp(rng.normal(0, 0.5, n))
     y = (rng.random((m, n)) < expit(a * (th[:, None] - b))).astype(float)
     p = tmp_path / "long.csv"
     long_frame(y).to_csv(p, index=False)
+    return p
+
+
+def test_review_twopl_cli(tmp_path):
+    m = 5
+    p = _twopl_csv(tmp_path, m, 120)
     from bayesrank.cli import main
 
     out = tmp_path / "r.json"
@@ -228,12 +235,8 @@ def test_twopl_is_for_items_only(tmp_path):
 def test_review_twopl_reports_ppc_and_loo(tmp_path):
     """The review's NUTS path with --twopl reports the predictive check of item totals (M + 1 totals)
     and PSIS-LOO over items in the items_model section, as for the Rasch model."""
-    rng = np.random.default_rng(7)
-    m, n = 4, 40
-    th, b, a = np.linspace(1, -1, m), rng.normal(-0.5, 1.0, n), np.exp(rng.normal(0, 0.5, n))
-    y = (rng.random((m, n)) < expit(a * (th[:, None] - b))).astype(float)
-    p = tmp_path / "long.csv"
-    long_frame(y).to_csv(p, index=False)
+    m = 4
+    p = _twopl_csv(tmp_path, m, 40)
     from bayesrank.cli import main
 
     out = tmp_path / "r.json"
