@@ -32,7 +32,7 @@ from bayesrank.data.claims import (  # one τ threshold for claim and audit
 )
 from bayesrank.errors import InputError
 
-KINDS = ("pairwise", "judges", "grid", "confidence", "items")
+KINDS = ("pairwise", "judges", "grid", "confidence", "items", "table")
 
 
 @dataclass(frozen=True)
