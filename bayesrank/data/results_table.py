@@ -104,7 +104,7 @@ def _numbers(frame, col, where, origin) -> pd.Series:
     v = pd.to_numeric(frame[col], errors="coerce")
     bad = v.isna() | ~np.isfinite(v.fillna(0))
     if bad.any():
-        raise InputError(f"{where}: column {col!r} needs a number on every row; not on "
+        raise InputError(f"column {col!r} needs a number on every row; not on "
                          f"{origin.describe(frame.index[bad])} (got {frame[col][bad].iloc[0]!r})")
     return v.astype(float)
 
@@ -112,7 +112,7 @@ def _numbers(frame, col, where, origin) -> pd.Series:
 def _counts(v: pd.Series, col, where, origin) -> pd.Series:
     bad = (v < 0) | (v != v.round())
     if bad.any():
-        raise InputError(f"{where}: column {col!r} must hold whole numbers ≥ 0; not on "
+        raise InputError(f"column {col!r} must hold whole numbers ≥ 0; not on "
                          f"{origin.describe(v.index[bad])} (got {v[bad].iloc[0]:g})")
     return v.astype(np.int64)
 
@@ -141,7 +141,7 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
                              f"total, or --columns n=COL)")
         n = _counts(_numbers(frame, keys["n"], where, origin), keys["n"], where, origin)
         if (n == 0).any():
-            raise InputError(f"{where}: column {keys['n']!r}: n must be ≥ 1; 0 on {origin.describe(n.index[n == 0])}")
+            raise InputError(f"column {keys['n']!r}: n must be ≥ 1; 0 on {origin.describe(n.index[n == 0])}")
         scale = 1.0
         if "correct" in keys:
             correct = _counts(_numbers(frame, keys["correct"], where, origin), keys["correct"], where, origin)
@@ -150,11 +150,11 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
             acc = _numbers(frame, keys["accuracy"], where, origin)
             col = keys["accuracy"]
             if (acc < 0).any():
-                raise InputError(f"{where}: column {col!r}: accuracies outside [0, 1] (negative) on "
+                raise InputError(f"column {col!r}: accuracies outside [0, 1] (negative) on "
                                  f"{origin.describe(acc.index[acc < 0])}")
             if (acc > 1).any():
                 if (acc > 100).any():
-                    raise InputError(f"{where}: column {col!r}: accuracies outside [0, 1] (and above 100, so not "
+                    raise InputError(f"column {col!r}: accuracies outside [0, 1] (and above 100, so not "
                                      f"percentages) on {origin.describe(acc.index[acc > 100])}")
                 scale = 100.0
                 acc = acc / 100
@@ -164,7 +164,7 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
             notes.append(f"correct = round(accuracy × n) (the largest rounding: {worst:.2f} items)")
         over = correct > n
         if over.any():
-            raise InputError(f"{where}: correct > n on {origin.describe(correct.index[over])} "
+            raise InputError(f"correct > n on {origin.describe(correct.index[over])} "
                              f"({int(correct[over].iloc[0])} correct of n = {int(n[over].iloc[0])})")
         out["correct"], out["n"], out["accuracy"] = correct, n, correct / n
         if "stderr" in keys:
@@ -182,7 +182,7 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
             hi = _numbers(frame, keys["upper"], where, origin)
             bad = (lo > out["score"]) | (hi < out["score"])
             if bad.any():
-                raise InputError(f"{where}: the interval [lower, upper] must contain the score; not on "
+                raise InputError(f"the interval [lower, upper] must contain the score; not on "
                                  f"{origin.describe(lo.index[bad])}")
             se = se_from_interval(lo, hi, interval_level)
             left, right = out["score"] - lo, hi - out["score"]
@@ -196,7 +196,7 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
         else:
             raise InputError(f"{where}: a score table needs lower and upper (a published interval) or stderr")
         if (se < 0).any():
-            raise InputError(f"{where}: negative standard error on {origin.describe(se.index[se < 0])}")
+            raise InputError(f"negative standard error on {origin.describe(se.index[se < 0])}")
         out["se"] = se
         notes.append(f"standard errors from {src}")
         if "votes" in keys:
@@ -206,7 +206,7 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
                          f"lower/upper or stderr; columns: {', '.join(t.columns)}")
     dup = out.duplicated(["model", "benchmark"], keep=False)
     if dup.any():
-        raise InputError(f"{where}: model {out['model'][dup].iloc[0]!r} is listed more than once for benchmark "
+        raise InputError(f"model {out['model'][dup].iloc[0]!r} is listed more than once for benchmark "
                          f"{out['benchmark'][dup].iloc[0]!r} ({origin.describe(out.index[dup])})")
     return ResultsTable(out.reset_index(drop=True), layout, str(where), notes, n_rows=len(out))
 

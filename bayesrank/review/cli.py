@@ -6,7 +6,8 @@ perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
         [--fast] [--seed N] [--level L] [--scale logit|elo] [--twopl]
 
 Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported or not converged)
-or ``fragile`` (some claim is not supported: fragile, not searched, unsupported or not converged).
+or ``fragile`` (some claim is not supported: fragile, not searched, unsupported, not converged or
+undetermined by the table).
 """
 
 from __future__ import annotations

@@ -267,7 +267,25 @@ def _claim_answer(claim: Claim, rows: pd.DataFrame, layout: str, level: float, f
                                            "not in the table"})}
     if relative:
         extra["relative_to"] = relative
-    return ClaimAnswer(claim, freq, bay, pert, v, level, notes, extra=extra, significance_perturbation=sigp)
+    return TableAnswer(claim, freq, bay, pert, v, level, notes, extra=extra, significance_perturbation=sigp)
+
+
+class TableAnswer(ClaimAnswer):
+    """A table claim's answer: its reason states the p-value's bounds over the pairings."""
+
+    @property
+    def reason(self) -> str:
+        from bayesrank.review.numbers import p_value
+
+        parts = super().reason.split("; ")
+        f = self.frequentist
+        b = f.get("p_value_bounds")
+        if b is not None:
+            over = "pairings the table allows" if f.get("unit") == "accuracy difference" else "covariances"
+            where = ("at every one" if f["supported"] else "at some, not all" if f["supported_at_lower_bound"]
+                     else "at none")
+            parts[0] = f"{f['sided']} p from {p_value(b[0])} to {p_value(b[1])} over the {over}: significant {where}"
+        return "; ".join(parts)
 
 
 def _entry(budget, fraction, actions, reason, relative=None, what=None) -> dict:
