@@ -60,6 +60,7 @@ table#claims .who { display: block; color: var(--mute); font-size: 12px; }
 table#claims td.why, table#claims td.pert { font-size: 12px; }
 table#claims td.freq { font-variant-numeric: tabular-nums; font-size: 12px; }
 table#claims .verdict { font-size: 11px; padding: 1px 5px; }
+table#claims .undetermined-by-the-table { white-space: normal; display: inline-block; }
 .line, .nobr { white-space: nowrap; }
 @media (max-width: 1100px) { .line { white-space: normal; } }
 @page { margin: 12mm; }

@@ -212,3 +212,27 @@ def test_percentages_and_rounding_are_stated(tmp_path):
     d = f["discordance_to_significance"]
     assert stats.binomtest((d + 9) // 2, d, 0.5, alternative="greater").pvalue < 0.05
     assert stats.binomtest((d + 11) // 2, d + 2, 0.5, alternative="greater").pvalue >= 0.05
+
+
+def test_names_are_escaped_in_the_markdown(tmp_path):
+    """Model names are untrusted: a pipe or an asterisk in a name cannot break the Markdown table
+    (the review's md_esc), nor a tag the page."""
+    t = pd.DataFrame({"model": ["ours|v2*", "<b>base</b>"], "correct": [700, 600], "n": [1000, 1000]})
+    path = tmp_path / "t.csv"
+    t.to_csv(path, index=False)
+    run(tmp_path, path)
+    md = (tmp_path / "r.md").read_text()
+    assert "ours\\|v2\\*" in md and "ours|v2*" not in md
+    assert "<b>base</b>" not in (tmp_path / "r.html").read_text()
+
+
+def test_table_page_has_no_horizontal_overflow(tmp_path):
+    """The new verdict's long badge wraps inside its cell (Chromium at 1,280 and 720 pixels)."""
+    from tests.review.chromium import layout
+
+    path, _ = lm_eval_arc(tmp_path)
+    run(tmp_path, path)
+    page = (tmp_path / "r.html").read_text()
+    for width in (1280, 720):
+        scroll, client, over = layout(page, width, tmp_path)
+        assert scroll <= client and not over, over
