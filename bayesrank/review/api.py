@@ -113,6 +113,10 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     answers audit the model's point estimate on the comparisons (see docs/review.md).
     ``twopl=True`` (per-item results): the 2PL item-response model, an item discrimination a_i
     (logit P = a_i(θ_m − b_i)), in place of the Rasch model for the Bayesian answers.
+    ``kind="table"`` (a published results table; ``columns`` keys ``model``, ``benchmark``, ``correct``,
+    ``n``, ``accuracy``, ``stderr``, ``score``, ``lower``, ``upper``, ``votes``): bounds over every pairing
+    the margins allow (:mod:`bayesrank.review.table`); ``interval_level`` is the level of a score table's
+    published intervals (default 0.95).
     """
     import warnings
 

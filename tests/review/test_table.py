@@ -236,3 +236,12 @@ def test_table_page_has_no_horizontal_overflow(tmp_path):
     for width in (1280, 720):
         scroll, client, over = layout(page, width, tmp_path)
         assert scroll <= client and not over, over
+
+
+def test_model_card_snippet_runs():
+    from tests.bt.test_model_card import snippets
+
+    blocks = snippets("table.md")
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "models/table.md", "exec"), {})
