@@ -146,6 +146,13 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
         if "correct" in keys:
             correct = _counts(_numbers(frame, keys["correct"], where, origin), keys["correct"], where, origin)
             acc = correct / n
+            if "accuracy" in keys:  # both given: the counts are used; say where they disagree
+                given = pd.to_numeric(frame[keys["accuracy"]], errors="coerce")
+                given = given / 100 if (given > 1).any() else given
+                off = (given * n - correct).abs() > 1
+                if off.any():
+                    notes.append(f"column {keys['accuracy']!r} disagrees with correct / n by more than one item on "
+                                 f"{origin.describe(off.index[off])}: the counts are used")
         else:
             acc = _numbers(frame, keys["accuracy"], where, origin)
             col = keys["accuracy"]

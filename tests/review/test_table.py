@@ -245,3 +245,15 @@ def test_model_card_snippet_runs():
     assert blocks
     for block in blocks:
         exec(compile(block, "models/table.md", "exec"), {})
+
+
+def test_tsv_and_json_tables_read_as_the_csv(tmp_path):
+    t = pd.DataFrame({"model": ["A", "B", "C"], "correct": [700, 650, 600], "n": 1000, "accuracy": [0.7, 0.65, 0.61]})
+    t.to_csv(tmp_path / "t.csv", index=False)
+    t.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    (tmp_path / "t.json").write_text(t.to_json(orient="records"))
+    docs = [run(tmp_path, tmp_path / f"t.{ext}") for ext in ("csv", "tsv", "json")]
+    for d in docs[1:]:
+        assert [c["frequentist"]["p_value_bounds"] for c in d["claims"]] == \
+            [c["frequentist"]["p_value_bounds"] for c in docs[0]["claims"]]
+    assert any("disagrees with correct / n by more than one item on line 4" in n for n in docs[0]["notes"])
