@@ -100,13 +100,25 @@ def looks_like_table(names, columns=None) -> bool:
                 or ("score" in keys and ({"lower", "upper"} <= keys or "stderr" in keys)))
 
 
-def _numbers(frame, col, where, origin) -> pd.Series:
-    v = pd.to_numeric(frame[col], errors="coerce")
+THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$"
+
+
+def _numbers(table, col, where, origin) -> pd.Series:
+    """The column as numbers, read from its text: '71.2%' (a percent sign, stripped; the column's
+    values are then percentages) and '1,319' (thousands separators) as printed in papers."""
+    text = table.text([col])[col]
+    s = text.astype("string").str.strip()
+    pct = s.str.endswith("%").fillna(False)
+    s = s.str.rstrip("%").str.strip()
+    s = s.where(~s.str.match(THOUSANDS).fillna(False), s.str.replace(",", "", regex=False))
+    v = pd.to_numeric(s, errors="coerce").astype(float)
     bad = v.isna() | ~np.isfinite(v.fillna(0))
     if bad.any():
-        raise InputError(f"column {col!r} needs a number on every row; not on "
-                         f"{origin.describe(frame.index[bad])} (got {frame[col][bad].iloc[0]!r})")
-    return v.astype(float)
+        shown = text[bad].iloc[0]
+        raise InputError(f"column {col!r} needs a number on every row; not on {origin.describe(text.index[bad])} "
+                         f"(got {'an empty cell' if pd.isna(shown) or str(shown).strip() == '' else repr(str(shown))})")
+    v.attrs["percent_sign"] = bool(pct.any())
+    return v
 
 
 def _counts(v: pd.Series, col, where, origin) -> pd.Series:
@@ -139,12 +151,12 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
         if "n" not in keys:
             raise InputError(f"{where}: an accuracy table needs the number of items n (a column n, n_items or "
                              f"total, or --columns n=COL)")
-        n = _counts(_numbers(frame, keys["n"], where, origin), keys["n"], where, origin)
+        n = _counts(_numbers(t, keys["n"], where, origin), keys["n"], where, origin)
         if (n == 0).any():
             raise InputError(f"column {keys['n']!r}: n must be ≥ 1; 0 on {origin.describe(n.index[n == 0])}")
         scale = 1.0
         if "correct" in keys:
-            correct = _counts(_numbers(frame, keys["correct"], where, origin), keys["correct"], where, origin)
+            correct = _counts(_numbers(t, keys["correct"], where, origin), keys["correct"], where, origin)
             acc = correct / n
             if "accuracy" in keys:  # both given: the counts are used; say where they disagree
                 given = pd.to_numeric(frame[keys["accuracy"]], errors="coerce")
@@ -154,18 +166,19 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
                     notes.append(f"column {keys['accuracy']!r} disagrees with correct / n by more than one item on "
                                  f"{origin.describe(off.index[off])}: the counts are used")
         else:
-            acc = _numbers(frame, keys["accuracy"], where, origin)
+            acc = _numbers(t, keys["accuracy"], where, origin)
             col = keys["accuracy"]
             if (acc < 0).any():
                 raise InputError(f"column {col!r}: accuracies outside [0, 1] (negative) on "
                                  f"{origin.describe(acc.index[acc < 0])}")
-            if (acc > 1).any():
+            if (acc > 1).any() or acc.attrs.get("percent_sign"):
                 if (acc > 100).any():
                     raise InputError(f"column {col!r}: accuracies outside [0, 1] (and above 100, so not "
                                      f"percentages) on {origin.describe(acc.index[acc > 100])}")
                 scale = 100.0
                 acc = acc / 100
-                notes.append(f"column {col!r} holds percentages (values up to {acc.max() * 100:g}): divided by 100")
+                notes.append(f"column {col!r} holds percentages (values up to {acc.max() * 100:g}"
+                             + (", written with %" if acc.attrs.get("percent_sign") else "") + "): divided by 100")
             correct = (acc * n).round().astype(np.int64)
             worst = float(np.max(np.abs(acc * n - correct)))
             notes.append(f"correct = round(accuracy × n) (the largest rounding: {worst:.2f} items)")
@@ -178,15 +191,15 @@ def read_results_table(path, columns=None, interval_level: float = 0.95, encodin
             out["stderr"] = pd.to_numeric(frame[keys["stderr"]], errors="coerce") / scale
     elif "score" in keys:
         layout = "score"
-        out["score"] = _numbers(frame, keys["score"], where, origin)
+        out["score"] = _numbers(t, keys["score"], where, origin)
         if "stderr" in keys:
-            se = _numbers(frame, keys["stderr"], where, origin)
+            se = _numbers(t, keys["stderr"], where, origin)
             src = f"column {keys['stderr']!r}"
         elif {"lower", "upper"} <= set(keys):
             from bayesrank.stats.margins import se_from_interval
 
-            lo = _numbers(frame, keys["lower"], where, origin)
-            hi = _numbers(frame, keys["upper"], where, origin)
+            lo = _numbers(t, keys["lower"], where, origin)
+            hi = _numbers(t, keys["upper"], where, origin)
             bad = (lo > out["score"]) | (hi < out["score"])
             if bad.any():
                 raise InputError(f"the interval [lower, upper] must contain the score; not on "

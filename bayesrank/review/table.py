@@ -347,6 +347,14 @@ def parse_table_claims(claims, table) -> list[Claim]:
     return out
 
 
+def check_models(table) -> None:
+    """A claim compares models: some benchmark must list two."""
+    sizes = table.frame.groupby("benchmark", sort=False)["model"].nunique()
+    if not (sizes >= 2).any():
+        raise InputError(f"the table lists one model per benchmark ({', '.join(f'{b}: {m}' for b, m in sizes.items())}); "
+                         "a claim compares at least two")
+
+
 # ---------------------------------------------------------------------------------- report
 def _se_check(table) -> tuple[pd.DataFrame | None, list[str]]:
     """Published SEs against √(p(1 − p)/n): the ratio per row, and a note for rows outside SE_RATIO."""
@@ -388,6 +396,7 @@ def review_table(path, *, claims, level: float, fragile_below: float, fast: bool
     if table.frame.empty:
         raise InputError("--models / --benchmarks leave no rows of the table")
     notes = list(table.notes)
+    check_models(table)
     parsed = parse_table_claims(claims, table)
     prior = DiscordancePrior()
     answers = []

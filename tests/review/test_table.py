@@ -257,3 +257,13 @@ def test_tsv_and_json_tables_read_as_the_csv(tmp_path):
         assert [c["frequentist"]["p_value_bounds"] for c in d["claims"]] == \
             [c["frequentist"]["p_value_bounds"] for c in docs[0]["claims"]]
     assert any("disagrees with correct / n by more than one item on line 4" in n for n in docs[0]["notes"])
+
+
+def test_numbers_as_papers_print_them(tmp_path):
+    """'71.2%' (a percent sign) and '1,319' (a thousands separator) read as 0.712 and 1319."""
+    path = tmp_path / "printed.csv"
+    path.write_text('model,accuracy,n\nours,71.2%,"1,319"\nbaseline,70.5%,"1,319"\n')
+    doc = run(tmp_path, path)
+    assert any("written with %" in n for n in doc["notes"])
+    c = doc["claims"][0]["contrasts"][0]
+    assert (c["correct_a"], c["correct_b"], c["n_a"]) == (939, 930, 1319)
