@@ -46,6 +46,7 @@ ALIASES = {
     "evalica-simple": "evalica/simple.csv",
     "lm-eval-2023": "eval_grid/lm_eval_harness_2023/lm_eval_harness_results_long.csv",
     "lm-eval-2023-raw": "eval_grid/lm_eval_harness_2023/raw",
+    "lm-eval-2023-table": "eval_grid/lm_eval_harness_2023/published_table_arc_gsm8k.csv",
     "arena-bench-items": "items/arena_bench_v1_gpt4_single_scores_01.csv",
     # test fixtures (source checkout only; see TEST_ONLY)
     "atp-2023": "tennis/atp_matches_2023.csv",

@@ -8,7 +8,10 @@ The kind of data is detected from the columns (as the readers do) and can be for
                  ``model``, ``item``, ``correct`` + axes);
 - ``confidence`` calibration records (``correct``, ``verbal``, ``token``);
 - ``items``      per-item benchmark results: ``model``, ``item``, ``score`` rows, or a folder of harness
-                 logs (Inspect ``.eval``, lm-eval samples, HELM runs, Every Eval Ever, SWE-bench lists).
+                 logs (Inspect ``.eval``, lm-eval samples, HELM runs, Every Eval Ever, SWE-bench lists);
+- ``table``      a published results table: ``model`` + ``correct`` + ``n``, ``model`` + ``accuracy`` + ``n``
+                 (optional ``benchmark``, ``stderr``), or ``model`` + ``score`` + ``lower``/``upper`` or
+                 ``stderr`` (arena-style), and no item column (:mod:`bayesrank.review.table`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ ITEM_COLUMNS = {"model", "item", "score"}
 
 
 GRID_KEYS = {"model", "item", "score", "benchmark"}
+TABLE_KEYS = {"model", "benchmark", "correct", "n", "accuracy", "stderr", "score", "lower", "upper", "votes"}
+TABLE_ONLY_KEYS = {"n", "accuracy", "stderr", "lower", "upper", "votes"}
 CONFIDENCE_KEYS = {"correct", "verbal", "token", "group"}
 
 
@@ -37,7 +42,9 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
 
     from bayesrank.data.columns import parse_columns, parse_judge_cols
 
-    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
+    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS | TABLE_KEYS))))
+    if keys & TABLE_ONLY_KEYS and "item" not in keys:
+        return "table"
     if keys & CONFIDENCE_KEYS - {"group"} or ("group" in keys and not keys & PAIR_KEYS):
         return "confidence"
     if "item" in keys:
@@ -58,6 +65,10 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
         from bayesrank.items.readers import detect_format
 
         cols = set(read_header(path))
+        from bayesrank.data.results_table import looks_like_table
+
+        if not path_pattern and not path.is_dir() and looks_like_table(sorted(cols), columns):
+            return "table"
         if not path_pattern and (detect_format(path) not in (None, "long") or ITEM_COLUMNS <= cols):
             return "items"
     if CONFIDENCE_COLUMNS <= cols:
@@ -102,6 +113,10 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
     answers audit the model's point estimate on the comparisons (see docs/review.md).
     ``twopl=True`` (per-item results): the 2PL item-response model, an item discrimination a_i
     (logit P = a_i(θ_m − b_i)), in place of the Rasch model for the Bayesian answers.
+    ``kind="table"`` (a published results table; ``columns`` keys ``model``, ``benchmark``, ``correct``,
+    ``n``, ``accuracy``, ``stderr``, ``score``, ``lower``, ``upper``, ``votes``): bounds over every pairing
+    the margins allow (:mod:`bayesrank.review.table`); ``interval_level`` is the level of a score table's
+    published intervals (default 0.95).
     """
     import warnings
 
@@ -196,7 +211,11 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     if options.get("cluster") and kind not in ("items", "pairwise", "judges"):
         raise InputError(f"--cluster applies to per-item results and pairwise battles (this is {kind} data)")
     item_options = {"cluster": options.pop("cluster")} if kind == "items" and "cluster" in options else {}
-    if grid_options and kind not in ("grid", "items"):
+    if kind == "table":
+        for key in ("axes", "metric"):
+            if key in grid_options:
+                raise InputError(f"--{key} applies to grid data only (this is a results table)")
+    if grid_options and kind not in ("grid", "items", "table"):
         raise InputError(f"--{next(iter(grid_options))} applies to grid data only (this is {kind} data)")
     for flag, key in (("--style", "style"), ("--position-effect", "position_effect")):
         if options.get(key) and kind not in ("pairwise", "judges"):
@@ -219,6 +238,17 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
                              "(--columns model=,item=,score= name their columns)")
         return review_items(path, format=format, exclude_invalid=exclude_invalid, columns=reading.get("columns"),
                             **common, **grid_options, **item_options, **options)
+    if "interval_level" in options and kind != "table":
+        raise InputError(f"--interval-level applies to published score tables (this is {kind} data)")
+    if kind == "table":
+        from bayesrank.review.table import review_table
+
+        if reading.get("path_pattern") or reading.get("join"):
+            raise InputError("--path-pattern / --join: a results table is one file")
+        extra = sorted(set(options) - {"interval_level"})
+        if extra:
+            raise InputError(f"--{extra[0].replace('_', '-')} does not apply to a results table (nothing is fitted)")
+        return review_table(path, reading=reading, **common, **grid_options, **options)
     if kind in ("pairwise", "judges"):
         from bayesrank.review.pairwise_report import review_pairwise
 
@@ -239,8 +269,8 @@ def _check_keys(kind: str, columns) -> None:
     from bayesrank.data.columns import parse_columns
 
     allowed = {"pairwise": PAIR_KEYS, "judges": PAIR_KEYS, "grid": GRID_KEYS, "confidence": CONFIDENCE_KEYS,
-               "items": GRID_KEYS}[kind]
-    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS))))
+               "items": GRID_KEYS, "table": TABLE_KEYS}[kind]
+    keys = set(parse_columns(columns, keys=tuple(sorted(PAIR_KEYS | GRID_KEYS | CONFIDENCE_KEYS | TABLE_KEYS))))
     wrong = sorted(keys - allowed)
     if wrong:
         raise InputError(f"--columns {', '.join(wrong)}: not keys of {kind} data (its keys: {', '.join(sorted(allowed))})")

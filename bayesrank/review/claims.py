@@ -12,7 +12,8 @@ claim           holds when (margin > 0)                                         
 ==============  =====================================================================  ===============
 
 Per-item benchmark results (``items``): the same claims about mean scores (``bayesrank.review.items``).
-Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Confidence records: ``verbal-better``
+Grid data: ``A>B`` (on every benchmark) or ``A>B@BENCHMARK``. Published results tables
+(``table``): ``top1``, ``topk:K``, ``A>B``, each optionally ``@BENCHMARK`` (:mod:`bayesrank.review.table`). Confidence records: ``verbal-better``
 (verbal confidence is better calibrated than token probability: g = CE(verbal) − CE(token) < 0).
 
 A claim is *data-selected* (``selected=True``: tested two-sided, :mod:`bayesrank.review.verdict`)
@@ -32,7 +33,7 @@ from bayesrank.data.claims import (  # one τ threshold for claim and audit
 )
 from bayesrank.errors import InputError
 
-KINDS = ("pairwise", "judges", "grid", "confidence", "items")
+KINDS = ("pairwise", "judges", "grid", "confidence", "items", "table")
 
 
 @dataclass(frozen=True)

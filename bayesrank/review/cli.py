@@ -1,12 +1,13 @@
 """``bayesrank review``: every claim, frequentist and Bayesian side by side, the smallest verified
 perturbation that overturns it, and a verdict — as HTML, Markdown and JSON.
 
-    bayesrank review DATA [--kind pairwise|judges|grid|confidence|items] [--judge-col COL] [--claim CLAIM ...]
+    bayesrank review DATA [--kind pairwise|judges|grid|confidence|items|table] [--judge-col COL] [--claim CLAIM ...]
         [--html PATH] [--json PATH] [--md PATH] [--fail-on fragile|unsupported] [--fragile-below FRACTION]
         [--fast] [--seed N] [--level L] [--scale logit|elo] [--twopl]
 
 Exit code 1 when ``--fail-on`` is met: ``unsupported`` (some claim is unsupported or not converged)
-or ``fragile`` (some claim is not supported: fragile, not searched, unsupported or not converged).
+or ``fragile`` (some claim is not supported: fragile, not searched, unsupported, not converged or
+undetermined by the table).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from bayesrank.cli_args import (
 )
 from bayesrank.errors import EXIT_FAIL_ON, EXIT_OK, InputError
 
-KINDS = ("pairwise", "judges", "grid", "confidence", "items")
+KINDS = ("pairwise", "judges", "grid", "confidence", "items", "table")
 # --fail-on: the verdicts that meet it (a claim without a verdict, "not converged", fails both gates)
 FAILING = {"unsupported": {"unsupported", "not converged"},
-           "fragile": {"fragile", "not searched", "unsupported", "not converged"}}
+           "fragile": {"fragile", "not searched", "unsupported", "not converged", "undetermined by the table"}}
 
 
 def register(sub) -> None:
@@ -37,8 +38,8 @@ def register(sub) -> None:
     p.add_argument("--kind", default=None, choices=KINDS, help="kind of data (default: detected from the columns)")
     p.add_argument("--judge-col", default=None, help="judge column (judges kind)")
     p.add_argument("--claim", action="append", default=None, metavar="CLAIM",
-                   help="top1 | topk:K | A>B | order (pairwise, judges); A>B[@BENCHMARK] (grid); verbal-better "
-                        "(confidence). Repeat for several; default: top1, topk:3 (topk:5 with ≥ 20 players) and "
+                   help="top1 | topk:K | A>B | order (pairwise, judges); A>B[@BENCHMARK] (grid); top1, topk:K, A>B, each "
+                        "optionally @BENCHMARK (table); verbal-better (confidence). Repeat for several; default: top1, topk:3 (topk:5 with ≥ 20 players) and "
                         "each adjacent pair of the top 5 below the leader")
     p.add_argument("--level", type=fraction, default=0.95, help="level of every interval and test (default 0.95)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (integer >= 0; default 0)")
@@ -82,6 +83,10 @@ def register(sub) -> None:
                       "e.g. len_a:len_b); pairwise battles only")
     # --cluster (add_model_args) also serves per-item results: the column grouping items (task family,
     # repository, passage): cluster-robust tests, whole clusters as perturbation units
+    g = p.add_argument_group("published results tables (--kind table)")
+    g.add_argument("--interval-level", type=fraction, default=None, metavar="L",
+                   help="level of the intervals a published score table prints as lower/upper (default 0.95): "
+                        "se = (upper - lower) / (2 z)")
     g = p.add_argument_group("grid data")
     g.add_argument("--axes", default=None, help="configuration axis columns (default: the known axes that vary)")
     g.add_argument("--metric", default=None, help="keep rows of this metric (alternatives with '|', e.g. 'acc|acc_norm')")
@@ -111,7 +116,7 @@ def claims_table(report):
     )
 
     colour = {"supported": "green", "fragile": "yellow", "unsupported": "red", "not searched": "blue",
-              "not converged": "magenta"}
+              "not converged": "magenta", "undetermined by the table": "cyan"}
     actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
     t = Table(title="claims and verdicts", show_lines=True)
@@ -145,7 +150,8 @@ def _fit_options(args) -> dict:
 def _grid_options(args) -> dict:
     opts = {"axes": _split(args.axes), "metric": args.metric, "models": _split(args.models),
             "benchmarks": _split(args.benchmarks), "style": args.style, "cluster": args.cluster,
-            "all_ranks": args.all_ranks or None, "scale": None if args.scale == "logit" else args.scale, "position_effect": args.position_effect or None}
+            "all_ranks": args.all_ranks or None, "scale": None if args.scale == "logit" else args.scale, "position_effect": args.position_effect or None,
+            "interval_level": args.interval_level}
     if args.style:  # the style model's feature options (bayesrank fit --style's)
         opts.update(style_transform=args.style_transform, style_standardize=args.style_standardize)
     elif (args.style_transform, args.style_standardize) != ("normalized_diff", "center_scale"):

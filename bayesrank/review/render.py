@@ -49,7 +49,7 @@ th { background: #f6f8fa; text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .verdict { font-weight: 700; padding: 1px 7px; border-radius: 10px; color: #fff; white-space: nowrap; }
 .supported { background: var(--ok); } .fragile { background: var(--warn); } .unsupported { background: var(--bad); }
-.not-searched, .not-converged { background: var(--mute); }
+.not-searched, .not-converged { background: var(--mute); } .undetermined-by-the-table { background: #0969da; }
 .rule { background: #f6f8fa; border-left: 4px solid var(--mute); padding: 8px 12px; margin: 10px 0 18px; }
 .counts span { margin-right: 14px; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
@@ -60,6 +60,7 @@ table#claims .who { display: block; color: var(--mute); font-size: 12px; }
 table#claims td.why, table#claims td.pert { font-size: 12px; }
 table#claims td.freq { font-variant-numeric: tabular-nums; font-size: 12px; }
 table#claims .verdict { font-size: 11px; padding: 1px 5px; }
+table#claims .undetermined-by-the-table { white-space: normal; display: inline-block; }
 .line, .nobr { white-space: nowrap; }
 @media (max-width: 1100px) { .line { white-space: normal; } }
 @page { margin: 12mm; }

@@ -26,6 +26,10 @@ contrast is ``Φ(est/sd)``: the two decisions coincide).
   would be fragile was not searched;
 * ``supported`` — otherwise: none found by the greedy audit within a budget that covers the range.
 
+A claim read from a published table (``--kind table``, :mod:`bayesrank.review.table`) has one more
+verdict, ``undetermined by the table``: significant at some pairings of the models' answers the
+table allows and not at others (at the lower bound of the p-value only).
+
 A greedy budget is an upper bound on the smallest overturning perturbation: "fragile" is never
 claimed without a verified witness, and "supported" means the greedy audit found none within B.
 """
@@ -34,7 +38,8 @@ from __future__ import annotations
 
 from statistics import NormalDist
 
-VERDICTS = ("supported", "fragile", "not searched", "unsupported", "not converged")
+UNDETERMINED = "undetermined by the table"  # a published table: significant at some pairings it allows, not all
+VERDICTS = ("supported", "fragile", "not searched", "unsupported", "not converged", UNDETERMINED)
 ONE_SIDED, TWO_SIDED = "one-sided", "two-sided"
 
 

@@ -158,6 +158,13 @@ CASES.update({
                                 {"review": (2, r"--rank applies to judges data \(this is pairwise data\)")}),
     "empty file in a streamed folder": (lambda t: _folder_with_empty(t), [],
                                         {c: (2, r"part-1\.csv: empty file") for c in ("fit", "review")}),
+    # published results tables (review --kind table, detected from the columns)
+    "results table with correct above n": (lambda t: _write(t, "tab.csv", "model,correct,n\nA,12,10\nB,5,10\n"), [],
+                                           {"review": (2, r"correct > n on line 2 of .*tab\.csv")}),
+    "results table with one model": (lambda t: _write(t, "one.csv", "model,accuracy,n\nA,0.5,10\n"), [],
+                                     {"review": (2, r"one model per benchmark")}),
+    "results table as printed (71.2%, 1,319)": (lambda t: _write(
+        t, "printed.csv", 'model,accuracy,n\nours,71.2%,"1,319"\nbaseline,70.5%,"1,319"\n'), [], {"review": (0, None)}),
 })
 
 
