@@ -73,7 +73,7 @@ def test_screen_1280_has_no_horizontal_scrollbar(arena, tmp_path):
 
 def test_printed_page_keeps_every_column_verdict_and_colour(arena, tmp_path):
     """Chromium's PDF: the claims table's page has every column header, every claim's verdict and
-    both perturbation answers line by line (pdftotext), and the verdict badges keep their colours
+    both perturbation answers line by line (pypdf's layout text), and the verdict badges keep their colours
     (pixels of each verdict's colour on the rasterised page)."""
     pdf = print_pdf(arena.to_html(), tmp_path)
     first = pdf_text(pdf, 1)
@@ -84,13 +84,13 @@ def test_printed_page_keeps_every_column_verdict_and_colour(arena, tmp_path):
     actions = claim_actions(arena)
     table = first[first.index("to lose significance"):first.index("Rule.")]
     verdict_words = re.findall(r"\b(not searched|not converged|unsupported|supported|fragile)\b", table)
-    assert verdict_words == [c.verdict for c in arena.claims]  # pdftotext reads the table row by row
+    assert verdict_words == [c.verdict for c in arena.claims]  # the layout text reads the table row by row
     for c in arena.claims:
         for line in perturbation_lines(c.perturbation, actions) + perturbation_lines(c.significance_perturbation,
                                                                                      actions):
             if "%" in line:  # an answer: 'flip: 198 (0.012%) ✓' stays on one line of its cell
                 assert line in first, line
-    img = pdf_page_image(pdf, 1, tmp_path)
+    img = pdf_page_image(pdf, 1)
     for v in {c.verdict for c in arena.claims}:
         rgb = np.array(VERDICT_RGB[v]) / 255
         near = (np.abs(img - rgb) < 0.06).all(axis=2).sum()
