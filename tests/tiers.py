@@ -33,9 +33,9 @@ def tiers(default: dict, validation: dict):
 
 
 def record(check: str, tier, **row) -> None:
-    """One row of a calibration check's table (e.g. reps, rate, mc_se, bound), printed (pytest -s)
+    """(``tier``: a :func:`tiers` parameter or its name.) One row of a calibration check's table (e.g. reps, rate, mc_se, bound), printed (pytest -s)
     and appended to ``$BAYESRANK_VALIDATION_LOG`` when set."""
-    entry = {"check": check, "tier": tier.name, **{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}}
+    entry = {"check": check, "tier": tier if isinstance(tier, str) else tier.name, **{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}}
     print(json.dumps(entry, ensure_ascii=False))
     path = os.environ.get("BAYESRANK_VALIDATION_LOG")
     if path:
