@@ -24,12 +24,13 @@ from types import SimpleNamespace
 import pytest
 
 
-def tiers(default: dict, validation: dict):
-    """Parametrise over the default suite's small run and the validation tier's long run."""
+def tiers(default: dict, validation: dict, scope: str | None = None):
+    """Parametrise over the default suite's small run and the validation tier's long run (``scope``:
+    that of the fixtures that take ``tier``, e.g. "module" for a shared simulation)."""
     return pytest.mark.parametrize("tier", [
         pytest.param(SimpleNamespace(name="default", **default), id="default"),
         pytest.param(SimpleNamespace(name="validation", **validation), id="validation", marks=pytest.mark.validation),
-    ])
+    ], scope=scope)
 
 
 def record(check: str, tier, **row) -> None:
