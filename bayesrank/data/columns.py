@@ -285,9 +285,10 @@ def detect_pairwise(names: list[str], path_fields=()) -> Layout | None:
 
 # ----------------------------------------------------------------------------- outcome values
 def infer_outcome_map(values: pd.Series, a_col: str | None, b_col: str | None,
-                      numbers: bool = True) -> tuple[dict, str]:
+                      numbers: bool = True, column: str | None = None) -> tuple[dict, str]:
     """A map for raw outcome values that need none (see module docstring), and what it assumed.
-    With ``numbers``, a column of numbers other than the 1/0.5/0 score of player a raises."""
+    With ``numbers``, a column of numbers other than the 1/0.5/0 score of player a raises
+    (``column``: its name, for the message)."""
     raw = values.dropna()
     distinct = pd.unique(raw.astype(str).str.strip())
     keys = {_key(v) for v in distinct}
@@ -304,7 +305,8 @@ def infer_outcome_map(values: pd.Series, a_col: str | None, b_col: str | None,
         shown = ", ".join(f"{v:g}" for v in nums[:8])
         example = {frozenset({0.0, 1.0, 2.0}): "1=a,2=b,0=tie", frozenset({1.0, 2.0}): "1=a,2=b",
                    frozenset({1.0, 2.0, 3.0}): "1=a,2=b,3=tie", frozenset({0.0, 1.0}): "1=a,0=b"}.get(frozenset(nums), "1=a,2=b,0=tie")
-        raise InputError(f"the outcome column holds the numbers {shown}, which files use in different ways "
+        name = f"the outcome column {column}" if column else "the outcome column"
+        raise InputError(f"{name} holds the numbers {shown}, which files use in different ways "
                          f"(is 0 a tie or a loss? is 1 the first player?); say what they mean with "
                          f"--outcome-map (e.g. --outcome-map {example})")
     for k in keys:
@@ -403,7 +405,11 @@ def read_mapped(frame: pd.DataFrame, lay: Layout, *, origin: Origin, source: str
             part = df.assign(outcome=frame[jc].to_numpy(), judge=jc)
             long.append(part)
         df = pd.concat(long)
-        invalid = pd.Series(None, index=df.index, dtype=object)
+        # an empty cell is one judge's missing verdict: named by its column (and counted per column)
+        empty = np.concatenate([frame[jc].isna().to_numpy() for jc in lay.judge_cols])
+        reasons = np.repeat(np.array([f"empty cell in judge column {jc!r}" for jc in lay.judge_cols], dtype=object),
+                            len(frame))
+        invalid = pd.Series(np.where(empty, reasons, None), index=df.index, dtype=object)
         label = "/".join(lay.judge_cols)
         frame = pd.concat([frame] * len(lay.judge_cols))
     elif "outcome" in cols:
@@ -415,7 +421,8 @@ def read_mapped(frame: pd.DataFrame, lay: Layout, *, origin: Origin, source: str
         raise InputError("--columns: say who won with outcome=COLUMN, or give points with score_a=COLUMN,score_b=COLUMN")
     if "outcome" in df and ("score_a" not in cols) and not lay.winner_first:
         df["outcome"] = outcome_from_names(df["outcome"], df["model_a"], df["model_b"])
-        inferred, said = infer_outcome_map(df["outcome"], cols.get("a"), cols.get("b"), numbers=not mapping)
+        inferred, said = infer_outcome_map(df["outcome"], cols.get("a"), cols.get("b"), numbers=not mapping,
+                                           column=label)
         mapping = {**inferred, **mapping}
         if said:
             notes.append(said)

@@ -238,7 +238,8 @@ class Comparisons:
                 unknown = [v for v in distinct if v != "(missing)"]
                 example = ",".join(f"{v}=a|b|tie|invalid" for v in unknown[:2])
                 found.groups[group] = (f"column {column} has outcome value(s) {_labels(vals)}, which are not a/b/tie"
-                                       + (f"; map them with --outcome-map {example}" if unknown else ""))
+                                       + (f"; map them with --outcome-map {example}" if unknown else "")
+                                       if unknown else f"column {column} is empty (expected an outcome: a, b or tie)")
             if len(distinct) > 10:  # free text: one reason, not one per value
                 found.add(bad, "unknown outcome value" if target == -1 else "outcome mapped to invalid", "", group)
                 continue
@@ -250,7 +251,8 @@ class Comparisons:
                 found.add(mask, reason, "", group)
         if judge is not None:
             sj = shown.get(judge, repr(judge))
-            found.add(df[judge].isna().to_numpy(), f"missing judge in {sj}", f"column {sj} has no judge")
+            no_judge = df[judge].isna().to_numpy() | (df[judge].astype(str).str.strip() == "").to_numpy()
+            found.add(no_judge, f"missing judge in {sj}", f"column {sj} has no judge (an empty cell)")
 
         keep = np.ones(len(df), dtype=bool)
         if on_invalid == "raise":

@@ -110,6 +110,12 @@ def feature_matrix(frame: pd.DataFrame, style, freq: np.ndarray, transform: str 
                                      "(x_a − x_b)/(x_a + x_b) needs values >= 0 (counts, lengths): pass "
                                      "--style-transform diff for signed features")
         raw = style_feature(xa, xb, transform)
+        used = raw[np.asarray(freq) > 0] if len(raw) else raw
+        if len(used) and np.ptp(used) == 0:
+            what = "(x_a − x_b)/(x_a + x_b)" if transform == "normalized_diff" else "x_a − x_b"
+            raise InputError(f"--style {a_col}:{b_col}: the feature has no variation ({what} = {used[0]:g} in every "
+                             f"comparison), so its coefficient cannot be estimated; expected columns whose "
+                             "difference varies between comparisons: drop this pair from --style")
         mean = float(np.average(raw, weights=freq)) if standardize == "center_scale" else 0.0
         sd = float(np.sqrt(np.average((raw - mean) ** 2, weights=freq)))  # scale only: root mean square
         sd = sd if sd > 0 else 1.0
@@ -127,7 +133,27 @@ def feature_matrix(frame: pd.DataFrame, style, freq: np.ndarray, transform: str 
         info[name] = {"a_col": a_col, "b_col": b_col, "transform": transform, "standardize": standardize,
                       "mean": mean, "sd": sd}
     X = np.asfortranarray(np.column_stack(cols)) if cols else np.zeros((len(frame), 0))
+    _check_independent(X, names, info, np.asarray(freq) > 0)
     return X, names, info
+
+
+def _check_independent(X: np.ndarray, names: list[str], info: dict, used: np.ndarray) -> None:
+    """Every feature must vary independently of the earlier ones: a feature that is a linear
+    combination of others (the same pair twice, a copy under another name) is bad input naming it."""
+    if X.shape[1] < 2:
+        return
+    Z = X[used]
+    Z = Z - Z.mean(axis=0)
+    for q in range(1, Z.shape[1]):
+        earlier = Z[:, :q]
+        coef, *_ = np.linalg.lstsq(earlier, Z[:, q], rcond=None)
+        resid = Z[:, q] - earlier @ coef
+        if np.linalg.norm(resid) <= 1e-9 * max(np.linalg.norm(Z[:, q]), 1e-300):
+            rec = info[names[q]]
+            others = [f"{info[n]['a_col']}:{info[n]['b_col']}" for n, c in zip(names[:q], coef) if abs(c) > 1e-9]
+            raise InputError(f"--style {rec['a_col']}:{rec['b_col']}: the feature is a linear combination of "
+                             f"{', '.join(others)} in every comparison, so their coefficients cannot be "
+                             "told apart; expected features that vary independently: drop one of them from --style")
 
 
 def cluster_codes(frame: pd.DataFrame, cluster: str | None):

@@ -48,6 +48,8 @@ _TEXT = {"canonical": ("model_a", "model_b", "outcome", "judge"), "battles": ("m
          "onehot": ("model_a", "model_b", "judge"), "llmfao": ("left", "right", "winner", "worker", "judge"),
          "alpaca_eval": ("generator_1", "generator_2", "annotator", "judge"), "tennis": ("winner_name", "loser_name"),
          "scores": ("home_team", "away_team")}
+#: the outcome column of each named format that has one
+_OUTCOME_COLUMN = {"canonical": "outcome", "battles": "winner", "llmfao": "winner"}
 MAPPING_KEYS = ("judge", "weight", "cluster")  # what --columns may set for the formats with their own reader
 
 
@@ -174,8 +176,17 @@ def read_comparisons(
         if "weight" in columns:
             kwargs["weight"] = columns["weight"]
         df = table.with_text([c for c in _TEXT.get(fmt, ()) if c in names] + [columns.get("judge")])
+        notes = list(table.notes)
+        outcome_col = _OUTCOME_COLUMN.get(fmt)
+        if outcome_col and not outcome_map:  # the one numeric code read without a map: 1/0.5/0 (as mapped files)
+            from bayesrank.data.columns import infer_outcome_map
+
+            inferred, said = infer_outcome_map(df[outcome_col], None, None, column=repr(outcome_col))
+            if said:
+                notes.append(said)
+                outcome_map = inferred
         comps = _READERS[fmt](df, judge=columns.get("judge"), on_invalid=on_invalid, source=source, origin=origin,
-                              outcome_map=outcome_map or None, notes=list(table.notes), **kwargs)
+                              outcome_map=outcome_map or None, notes=notes, **kwargs)
         comps.excluded = excluded.merge(comps.excluded)
         comps.mapping.update(columns)
         return comps

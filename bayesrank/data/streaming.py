@@ -59,9 +59,15 @@ def _suffix(p: Path) -> str:
 
 def is_collection(source) -> bool:
     """True for a folder or a glob pattern that matches no single file: what :func:`aggregate_files`
-    streams (a single file is read in memory by :func:`bayesrank.data.read_comparisons`)."""
+    streams (a single file is read in memory by :func:`bayesrank.data.read_comparisons`). A folder
+    holding other data files (JSON, JSON lines) is read in memory too, as every command reads it."""
     p = Path(source)
-    return p.is_dir() or (not p.exists() and any(ch in str(source) for ch in "*?["))
+    if p.is_dir():
+        from bayesrank.data.tables import list_data_files
+
+        files = list_data_files(p)
+        return bool(files) and all(_suffix(f) in SUFFIXES for f in files)
+    return not p.exists() and any(ch in str(source) for ch in "*?[")
 
 
 def list_files(source) -> list[Path]:
@@ -95,14 +101,13 @@ def list_files(source) -> list[Path]:
 def _text_options(files: list[Path], kind: str) -> tuple[str, str]:
     """(delimiter, encoding) of CSV/TSV files, sniffed from the first file's first lines (as the
     in-memory reader does); every file must share them."""
-    from bayesrank.data.tables import _HEAD, _bom_encoding, decode, sniff_delimiter
+    from bayesrank.data.tables import _HEAD, _bom_encoding, _head_bytes, decode, sniff_delimiter
 
     options = None
     for f in files:
         if f.stat().st_size == 0:
             raise InputError(f"{f}: empty file (0 bytes); expected a header line and data rows")
-        with open(f, "rb") as fh:
-            head = fh.read(_HEAD)
+        head = _head_bytes(f, _suffix(f).endswith(".gz"))  # a .csv.gz is read through gzip (as pyarrow does)
         if not head.strip():
             raise InputError(f"{f}: empty file (only blank lines); expected a header line and data rows")
         cut = head if len(head) < _HEAD else head[: head.rfind(b"\n") + 1] or head
@@ -189,11 +194,12 @@ def _file_origin(path: Path, kind: str, options) -> Origin:
     """File lines (CSV/TSV: found by one pass over the file when a message needs them) or records."""
     if kind == "parquet":
         return Origin(source=path.name, unit="record")
-    from bayesrank.data.tables import _csv_line_starts
+    from bayesrank.data.tables import _csv_line_starts, _open_bytes
 
     delimiter, encoding = options
     return Origin(source=path.name, unit="line", lines=lambda: _csv_line_starts(
-        path.read_bytes().decode("utf-8" if encoding == "utf8" else encoding).lstrip("\ufeff"), delimiter))
+        _open_bytes(path, _suffix(path).endswith(".gz")).decode("utf-8" if encoding == "utf8" else encoding)
+        .lstrip("\ufeff"), delimiter))
 
 
 class _CountAccumulator:

@@ -319,3 +319,22 @@ def test_centring_with_a_reference_in_every_battle_warns():
         warnings.simplefilter("error", CentredReferenceWarning)
         battle_data(Comparisons.from_frame(frame), "len_a:len_b", standardize="scale")
         battle_data(Comparisons.from_frame(spread), "s0_a:s0_b")
+
+
+def test_feature_without_variation_is_bad_input_naming_it():
+    """A style pair whose difference is the same in every comparison (equal lengths everywhere) has no
+    coefficient to estimate: bad input (exit 2) naming the pair, not 'no finite MLE' (exit 3); so is
+    a feature that copies another one."""
+    rng = np.random.default_rng(3)
+    n = 120
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    df = pd.DataFrame({"model_a": [f"p{i}" for i in a], "model_b": [f"p{i}" for i in b],
+                       "outcome": rng.choice(["a", "b"], n), "len_a": 100, "len_b": 100,
+                       "x_a": rng.random(n) + 0.1, "x_b": rng.random(n) + 0.1})
+    for transform in ("normalized_diff", "diff"):
+        with pytest.raises(InputError, match=r"^--style len_a:len_b: the feature has no variation"):
+            BradleyTerry(df, "x_a:x_b,len_a:len_b", transform=transform)
+    with pytest.raises(InputError, match=r"^--style y_a:y_b: the feature is a linear combination of x_a:x_b"):
+        BradleyTerry(df.assign(y_a=df["x_a"], y_b=df["x_b"]), "x_a:x_b,y_a:y_b")
+    assert np.isfinite(BradleyTerry(df, "x_a:x_b").fit().coef).all()

@@ -165,7 +165,51 @@ CASES.update({
                                      {"review": (2, r"one model per benchmark")}),
     "results table as printed (71.2%, 1,319)": (lambda t: _write(
         t, "printed.csv", 'model,accuracy,n\nours,71.2%,"1,319"\nbaseline,70.5%,"1,319"\n'), [], {"review": (0, None)}),
+    # issue 27's causes: each now read, or one line naming the row and the column
+    "folder of gzipped CSVs": (lambda t: _gz_folder(t), [], {c: (0, None) for c in PAIRWISE}),
+    "Parquet outcome of floats 1.0/0.0/0.5": (lambda t: _parquet(t, "f.parquet", _votes().assign(
+        outcome=lambda d: d["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}))), [], {c: (0, None) for c in PAIRWISE}),
+    "Parquet outcome of floats 1.0/0.0": (lambda t: _parquet(t, "f01.parquet", _votes().assign(
+        outcome=lambda d: d["outcome"].map({"a": 1.0, "b": 0.0, "tie": 1.0}))), [],
+        {c: (2, r"the outcome column 'outcome' holds the numbers 0, 1.*--outcome-map 1=a,0=b") for c in PAIRWISE}),
+    "empty cell in a wide judge column": (lambda t: _write(t, "wide.csv", _wide_judges().to_csv(index=False)), [],
+                                          {c: (2, r"line 6 of .*wide\.csv: empty cell in judge column 'annotator2'")
+                                           for c in ("review", "hja")}),
+    "blank judge name": (lambda t: _write(t, "j.csv", _csv(_votes().assign(
+        judge=lambda d: np.where(np.arange(len(d)) == 5, " ", np.where(np.arange(len(d)) % 2, "j1", "j2"))))), [],
+        {c: (2, r"line 7 of .*j\.csv: column 'judge' has no judge \(an empty cell\)") for c in ("review", "hja")}),
+    "style feature without variation": (lambda t: _write(t, "s.csv", _csv(_votes().assign(len_a=100, len_b=100))),
+                                        ["--style", "len_a:len_b"],
+                                        {c: (2, r"--style len_a:len_b: the feature has no variation")
+                                         for c in ("fit", "audit", "review")}),
+    "style feature copying another": (lambda t: _write(t, "s2.csv", _csv(_votes().assign(
+        len_a=lambda d: 10 + np.arange(len(d)) % 7, len_b=20, n_a=lambda d: 10 + np.arange(len(d)) % 7, n_b=20))),
+        ["--style", "len_a:len_b,n_a:n_b"],
+        {c: (2, r"--style n_a:n_b: the feature is a linear combination of len_a:len_b") for c in ("fit", "audit", "review")}),
 })
+
+
+def _parquet(t, name, df):
+    df.to_parquet(t / name, index=False)
+    return str(t / name)
+
+
+def _gz_folder(t):
+    folder = t / "gz"
+    folder.mkdir()
+    votes = _votes(n_rounds=4)
+    for n, part in enumerate((votes.iloc[:20], votes.iloc[20:])):
+        (folder / f"part-{n}.csv.gz").write_bytes(gzip.compress(_csv(part).encode()))
+    return str(folder)
+
+
+def _wide_judges() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    wide = _votes(n_rounds=4)[["model_a", "model_b"]].copy()
+    for k in (1, 2, 3):
+        wide[f"annotator{k}"] = rng.choice(["a", "b", "tie"], len(wide))
+    wide.loc[4, "annotator2"] = None
+    return wide
 
 
 def _folder_with_empty(t):

@@ -143,3 +143,42 @@ def test_arena_counts_bad_index_and_counts():
 def test_missing_file():
     with pytest.raises(FileNotFoundError):
         read_comparisons("/nonexistent/file.csv")
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv", "jsonl"])
+def test_score_of_player_a_as_floats_is_read_in_every_named_format(tmp_path, suffix):
+    """An outcome column of 1.0 / 0.0 / 0.5 (the score of player a; a Parquet float column) is read as
+    a / b / tie without a map, as in a detected layout; 1.0 / 0.0 alone stay ambiguous (one line)."""
+    words = _frame(outcome=["a", "b", "tie", "a", "b"])
+    floats = words.assign(outcome=words["outcome"].map({"a": 1.0, "b": 0.0, "tie": 0.5}))
+    f = tmp_path / f"v.{suffix}"
+    write = {"parquet": lambda d: d.to_parquet(f), "csv": lambda d: d.to_csv(f, index=False),
+             "jsonl": lambda d: d.to_json(f, orient="records", lines=True)}[suffix]
+    write(floats)
+    got = read_comparisons(f)
+    assert list(got.frame["outcome"]) == list(words["outcome"])
+    assert any("score of player a" in n for n in got.notes)
+    write(floats.rename(columns={"outcome": "winner"}))  # the battles format
+    assert list(read_comparisons(f).frame["outcome"]) == list(words["outcome"])
+    write(floats.assign(outcome=[1.0, 0.0, 1.0, 1.0, 0.0]))
+    with pytest.raises(InputError, match=r"^the outcome column 'outcome' holds the numbers 0, 1, .*--outcome-map 1=a,0=b"):
+        read_comparisons(f)
+    assert list(read_comparisons(f, outcome_map="1=a,0=b").frame["outcome"]) == ["a", "b", "a", "a", "b"]
+
+
+def test_empty_cell_in_a_judge_column_names_its_line_and_column(tmp_path):
+    """Wide judge columns: the empty cell is named by its line and its own column (not all three);
+    a long judge column: a blank or whitespace-only judge is a missing judge on its line."""
+    wide = _frame().drop(columns="outcome")
+    for k in (1, 2, 3):
+        wide[f"annotator{k}"] = ["a", "b", "tie", "a", "b"]
+    wide.loc[3, "annotator2"] = None
+    wide.to_csv(tmp_path / "w.csv", index=False)
+    with pytest.raises(InputError, match=r"^line 5 of .*w\.csv: empty cell in judge column 'annotator2'; --exclude"):
+        read_comparisons(tmp_path / "w.csv")
+    got = read_comparisons(tmp_path / "w.csv", on_invalid="exclude")
+    assert got.excluded.counts == {"empty cell in judge column 'annotator2'": 1} and len(got) == 14
+    long = _frame(judge=["j1", "j2", "  ", "j1", "j2"])
+    long.to_csv(tmp_path / "l.csv", index=False)
+    with pytest.raises(InputError, match=r"^line 4 of .*l\.csv: column 'judge' has no judge \(an empty cell\)"):
+        read_comparisons(tmp_path / "l.csv")

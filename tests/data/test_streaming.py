@@ -217,3 +217,37 @@ def test_fit_cli_streams_a_folder_or_glob(tmp_path):
     np.testing.assert_allclose(scores[1].loc[scores[0].index], scores[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(scores[2].loc[scores[0].index], scores[0], rtol=0, atol=1e-12)
     assert main(["fit", str(tmp_path / "parts")]) == 2  # without --exclude-invalid: bad input, named
+
+
+def test_folder_of_gzipped_csvs_streams_like_the_uncompressed_files(tmp_path):
+    """``.csv.gz`` parts (documented as supported) are read through gzip: the same counts as the
+    in-memory reader of the whole table, and an error names the compressed file and its line."""
+    import gzip
+
+    raw = pd.read_csv(path("llmfao/crowd-comparisons.csv"))
+    folder = tmp_path / "votes"
+    folder.mkdir()
+    for n, chunk in enumerate(np.array_split(np.arange(len(raw)), 3)):
+        with gzip.open(folder / f"part-{n}.csv.gz", "wt") as f:
+            f.write(raw.iloc[chunk].to_csv(index=False))
+    got = aggregate_files(folder, batch_rows=500)
+    assert got.format == "llmfao" and got.rows == len(raw) and len(got.files) == 3
+    _assert_same_counts(got, read_comparisons(raw).aggregate())
+    bad = raw.iloc[:10].copy()
+    bad.loc[3, "right"] = bad.loc[3, "left"]
+    with gzip.open(folder / "part-3.csv.gz", "wt") as f:
+        f.write(bad.to_csv(index=False))
+    with pytest.raises(InputError, match=r"^line 5 of part-3\.csv\.gz: columns 'left'/'right' name the same player"):
+        aggregate_files(folder)
+
+
+def test_folder_of_json_lines_is_read_by_every_pairwise_command(tmp_path):
+    """A folder of files streaming cannot read (JSON lines) is read in memory, as review reads it."""
+    from bayesrank.data.readers import read_pairwise
+
+    raw = pd.read_csv(path("llmfao/crowd-comparisons.csv"))
+    (tmp_path / "v").mkdir()
+    raw.iloc[:300].to_json(tmp_path / "v" / "a.jsonl", orient="records", lines=True)
+    raw.iloc[300:].to_json(tmp_path / "v" / "b.jsonl", orient="records", lines=True)
+    got = read_pairwise(tmp_path / "v").aggregate()
+    _assert_same_counts(got, read_comparisons(raw).aggregate())
