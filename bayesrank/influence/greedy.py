@@ -283,6 +283,8 @@ def default_add_space(state: BTState) -> str:
     """``"pairs"`` for zero-feature binary models on pair counts (any pair may get a new comparison),
     ``"observed"`` otherwise (a copy of an observed comparison, with its covariates)."""
     c = state.counts
+    if getattr(state, "large", False):  # K(K−1)/2 cells (4.5 million at 3,000 players): new games of observed pairs
+        return "observed"
     return "pairs" if (state.fast and not c.unit and c.cluster is None) else "observed"
 
 

@@ -87,6 +87,15 @@ def _pad(u, n: int) -> np.ndarray:
     return out
 
 
+def _large(objective, state, cand=None) -> bool:
+    """A large sparse board and an objective its screened solves score (:mod:`bayesrank.influence.large`)."""
+    if not getattr(state, "large", False) or (cand is not None and cand.members is not None):
+        return False
+    from bayesrank.influence import large
+
+    return large.supported(objective)
+
+
 def _chunks(n, size):
     for lo in range(0, n, size):
         yield slice(lo, min(n, lo + size))
@@ -212,6 +221,10 @@ class Objective:
     def delta(self, state: BTState, cand: Candidates, m=1.0, order: str = "1sN", chunk: int = 2048) -> np.ndarray:
         """Predicted change of ``value`` for ``m`` applications of every candidate (``order`` =
         ``"first"``: the influence function, ``∇fᵀΔφ``; ``"1sN"``: ``f`` at the one-step Newton point)."""
+        if _large(self, state, cand):  # a large sparse board: screened solves (bayesrank.influence.large)
+            from bayesrank.influence import large
+
+            return large.delta(self, state, cand, m, order)
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
         k = state.n_players
         out = np.empty(len(cand))
@@ -246,6 +259,10 @@ class Objective:
 
     def predicted_hinv(self, state: BTState, cand: Candidates, idx: int, m: float):
         """Woodbury curvature update (φ-shift term ignored)."""
+        if _large(self, state, cand):
+            from bayesrank.influence import large
+
+            return large.predicted_hinv(state, cand, idx, m)
         if state.fast and cand.members is None:
             _, (c,) = cand.take([idx]).gc(state)
             h = state.hx(cand.i[idx], cand.j[idx])
@@ -325,7 +342,12 @@ class _Margin(Objective):
         """Significance mode: the claim must be significant on the unperturbed data."""
         if not self.significance:
             return
-        f, a, b, _ = self._margins(state.theta, state.covariance(self.covariance))
+        if _large(self, state):
+            from bayesrank.influence import large
+
+            f, a, b = large.significance_margins(self, state)
+        else:
+            f, a, b, _ = self._margins(state.theta, state.covariance(self.covariance))
         if not f > 0:
             raise InputError(
                 f"the claim {claim} is not significant on the data (weakest contrast {state.players[a]} − "
@@ -353,12 +375,21 @@ class _Margin(Objective):
         return self._breaks(self.value(theta, hinv))
 
     def value_at(self, state: BTState) -> float:
+        if self.significance and _large(self, state):
+            from bayesrank.influence import large
+
+            return large.significance_margins(self, state)[0]
         return self._margins(state.theta, state.covariance(self.covariance) if self.uses_hinv else None)[0]
 
     def broken_at(self, state: BTState) -> bool:
         return self._breaks(self.value_at(state))
 
     def broken_predicted(self, state, theta, hinv) -> bool:
+        if self.significance and _large(self, state):
+            from bayesrank.influence import large
+
+            ro = (hinv.h, hinv.coef) if isinstance(hinv, large.RankOne) else None
+            return self._breaks(large.significance_margins(self, state, theta, ro)[0])
         if not state.fast:  # comparison rows: the SDs of the current fit's own covariance, held fixed
             return self._breaks(self._margins(theta, state.covariance(self.covariance))[0])
         rho = self._rho(state) if self.significance else None
@@ -391,6 +422,10 @@ class _Margin(Objective):
         On comparison rows (features, a position effect, Davidson, outcome shares) the predictions
         hold the SDs of the current exact fit fixed (its own covariance; a Newton-point variance per
         candidate would cost an O(N) pass); every break is still checked on the exact refit."""
+        if _large(self, state, cand):
+            from bayesrank.influence import large
+
+            return large.delta(self, state, cand, m, order)
         if not self.uses_hinv:
             return self._point_delta(state, cand, m, "first" if order == "first" else "1sN", chunk)
         rho = self._rho(state) if self.significance else None

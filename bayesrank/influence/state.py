@@ -112,8 +112,8 @@ class BTState:
     ties: str
     ridge: float
     params: np.ndarray
-    hessian: np.ndarray
-    hinv: np.ndarray = field(default=None)
+    hessian: np.ndarray | None
+    hinv: np.ndarray = field(default=None, repr=False, compare=False)
     fit_info: dict | None = field(default=None, repr=False)  # the base fit's Newton: converged, iterations
     position: bool = False
     beta_ridge: float = 0.0
@@ -124,6 +124,8 @@ class BTState:
 
     def __post_init__(self):
         self.params = np.asarray(self.params, dtype=float)
+        if self.large:  # a large sparse board: H, H⁻¹ dense only on demand; solves by the sparse factor
+            return
         if self.hinv is None:
             try:
                 self.hinv = constrained_covariance(self.hessian, self.counts.n_players)
@@ -178,15 +180,22 @@ class BTState:
             raise NoFiniteEstimateError("Newton did not converge to a finite, identified MLE: use ridge>0"
                                         + (" / beta_ridge>0 or fewer features" if not simple else ""))
         method = "Newton MLE" if ridge == 0 else f"Newton ridge MLE (ridge {ridge:g})"
-        return cls(counts, ties, ridge, params, hess, fit_info={"method": method, "converged": True,
-                                                                 "iterations": int(res.iterations)},
-                   position=position, beta_ridge=beta_ridge)
+        st = cls(counts, ties, ridge, params, hess, fit_info={"method": method, "converged": True,
+                                                               "iterations": int(res.iterations)},
+                 position=position, beta_ridge=beta_ridge)
+        if res.factor is not None and st.large:
+            st._cache["factor"] = res.factor
+        return st
 
     def refit(self, counts: PairRows, start=None) -> BTState:
         """Exact refit of ``counts`` with this state's model and penalties, warm-started at φ̂ (or
         ``start``; zeros for a cold start: ``start=0``). ``converged=False`` flags a perturbed data set
         without a finite, identified MLE (the audit bans the action that made it)."""
         x0 = self.params if start is None else np.broadcast_to(np.asarray(start, float), self.params.shape)
+        if self.large and counts.n_rows == self.counts.n_rows:
+            from bayesrank.influence.large import refit_large
+
+            return refit_large(self, counts, x0, cold=start is not None)
         if self.fast and counts.n_rows == self.counts.n_rows:
             rf = refit(self, counts.counts[None], with_hinv=True, start=x0)
             ok = bool(rf.ok[0])
@@ -211,7 +220,7 @@ class BTState:
                        beta_ridge=self.beta_ridge, add_rows=self.add_rows)
 
     def _failed(self, counts):
-        nan = np.full_like(self.hessian, np.nan)
+        nan = None if self.large else np.full_like(self.hessian, np.nan)
         return BTState(counts, self.ties, self.ridge, np.full_like(self.params, np.nan), nan, nan,
                        position=self.position, beta_ridge=self.beta_ridge, converged=False, penalty=self.penalty,
                        add_rows=self.add_rows)
@@ -224,6 +233,43 @@ class BTState:
         return BTState(self.counts.with_counts(table), self.ties, self.ridge, th,
                        self.hessian if hess is None else hess, hinv, position=self.position,
                        beta_ridge=self.beta_ridge, penalty=self.penalty, add_rows=self.add_rows)
+
+    # --- large sparse boards (bayesrank.bt.sparse) ---------------------------------------------
+    @property
+    def large(self) -> bool:
+        """A large board on a sparse comparison graph, zero-feature binary model, no penalty: the state
+        keeps a sparse factorisation of ``H`` and forms ``H`` and ``H⁻¹`` densely only when asked
+        (:mod:`bayesrank.influence.large`)."""
+        v = self.__dict__.get("_large")
+        if v is None:
+            from bayesrank.bt import sparse
+
+            c = self.counts
+            v = bool(self.penalty is None and not self.position and self.ties in ("half", "drop")
+                     and len(self.params) == c.n_players and not c.unit and c.cluster is None
+                     and sparse.applies(c.n_players, int((c.total > 0).sum())))
+            self.__dict__["_large"] = v
+        return v
+
+    @property
+    def factor(self):
+        """Sparse factorisation of ``H(θ̂)`` (:class:`bayesrank.bt.sparse.HessianFactor`), cached."""
+        f = self._cache.get("factor")
+        if f is None:
+            from bayesrank.bt import sparse
+
+            c = self.counts
+            wi, n = sparse.effective_counts(c.weighted_counts(), self.ties)
+            _, _, h = sparse._loss_grad_curv(self.theta, c.i, c.j, c.n_players, wi, n, self.ridge)
+            f = self._cache["factor"] = sparse.HessianFactor(sparse.laplacian(c.i, c.j, c.n_players, h, self.ridge),
+                                                             self.ridge)
+        return f
+
+    def solve(self, g: np.ndarray) -> np.ndarray:
+        """``H⁻¹ g`` on the sum-to-zero space (``g`` (P,) or (P, m)): sparse solves on a large board."""
+        if self.large:
+            return self.factor.solve(g)
+        return self.hinv @ g
 
     # --- the model -----------------------------------------------------------------------------
     @property
@@ -399,11 +445,24 @@ class BTState:
         return np.stack([a, hj[:, -1]], axis=1)
 
     def hx(self, i, j) -> np.ndarray:
-        """Zero-feature models: ``H⁻¹ x`` for pairs (i, j): (K, n)."""
+        """Zero-feature models: ``H⁻¹ x`` for pairs (i, j): (K, n) (a large board: one sparse solve per pair)."""
+        if self.large:
+            ii, jj = np.atleast_1d(i), np.atleast_1d(j)
+            x = np.zeros((self.n_players, len(ii)))
+            x[ii, np.arange(len(ii))] += 1.0
+            x[jj, np.arange(len(ii))] -= 1.0
+            out = self.factor.solve(x)
+            return out if np.ndim(i) else out[:, 0]
         return self.hinv[:, i] - self.hinv[:, j]
 
     def leverage_base(self, i, j) -> np.ndarray:
         """Zero-feature models: ``a = xᵀ H⁻¹ x`` for pairs (i, j)."""
+        if self.large:
+            ii, jj = np.atleast_1d(i), np.atleast_1d(j)
+            h = self.hx(ii, jj)
+            n = np.arange(len(ii))
+            a = h[ii, n] - h[jj, n]
+            return a if np.ndim(i) else a[0]
         h = self.hinv
         return h[i, i] + h[j, j] - 2 * h[i, j]
 
@@ -515,6 +574,26 @@ class BTState:
             big, a, cc = hj[0], self.leverage(rows, hj)[0], m * c[0]
         inner = np.linalg.solve(np.eye(len(cc)) + cc @ a, cc)
         return self.hinv - big @ inner @ big.T
+
+
+def _lazy_matrix(name: str, build):
+    """A field of :class:`BTState` that a large board forms densely only when it is read."""
+    key = "_" + name
+
+    def get(self):
+        v = self.__dict__.get(key)
+        if v is None and self.__dict__.get("_large"):
+            v = self.__dict__[key] = build(self)
+        return v
+
+    def put(self, value):
+        self.__dict__[key] = value
+
+    return property(get, put)
+
+
+BTState.hessian = _lazy_matrix("hessian", lambda st: st.factor.dense())
+BTState.hinv = _lazy_matrix("hinv", lambda st: constrained_covariance(st.hessian, st.n_players))
 
 
 def _block_diag(blocks: np.ndarray) -> np.ndarray:

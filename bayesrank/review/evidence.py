@@ -113,7 +113,7 @@ def relative_to(state, claim, pairs, binding_index: int | None, reference=None) 
     ``reference`` order, default the state's own θ̂)."""
     players = state.players
     k = len(players)
-    g = np.zeros(len(state.hinv))
+    g = np.zeros(len(state.params))
     if claim.kind == "order":
         theta = np.asarray(state.theta, dtype=float)
         g[:k] = tau_gradient(theta, theta if reference is None else reference)
@@ -122,7 +122,7 @@ def relative_to(state, claim, pairs, binding_index: int | None, reference=None) 
         a, b = pairs[binding_index]
         g[a], g[b] = 1.0, -1.0
         what = f"the binding contrast {players[a]} − {players[b]}"
-    n, unit, per = evidence_of(state, state.hinv @ g)
+    n, unit, per = evidence_of(state, state.solve(g))
     out = {"what": f"effective {unit} informing {what}", "n": n, "unit": unit}
     if unit == "clusters":
         out["comparisons_per_cluster"] = per
