@@ -79,8 +79,8 @@ def compact(t):
 
 def run(args) -> int:
     from bayesrank.bt.api import BradleyTerry
-    from bayesrank.cli_args import model_options
     from bayesrank.bt.ranks import analyze_ranks, plot_pairwise
+    from bayesrank.cli_args import model_options
     from bayesrank.report import console, rich_table
 
     top_k = parse_top_k(args.top_k)

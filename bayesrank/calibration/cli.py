@@ -104,12 +104,10 @@ def _apply_columns(args) -> list[str] | None:
 
 def load_records(args):
     """The records DATA names (see module docstring), validated."""
-    from .readers import read_boolq_file, read_openai_logprobs
-    from .records import from_frame
-
     from bayesrank.datasets import resolve  # files as given, else bundled short names
 
-    from .records import concat
+    from .readers import read_boolq_file, read_openai_logprobs
+    from .records import concat, from_frame
 
     exclude_invalid = bool(getattr(args, "exclude_invalid", False))
     path = resolve(args.data.removeprefix("bundled:"))  # 'bundled:boolq': an old spelling of 'boolq'

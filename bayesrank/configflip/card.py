@@ -120,7 +120,7 @@ def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = N
     gaps = {f: sum(1 for e in entries if e[f] is None) for f in PROVENANCE_FIELDS}
     gaps["decoding.temperature"] = sum(1 for e in entries if e["decoding"]["temperature"] is None)
     card = {"grid_card_version": SCHEMA_VERSION, "title": title,
-            "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "created": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "range": range_spec or "full", "axes": list(axes), "entries": entries, "claims": claims,
             "disclosure_gaps": {k: v for k, v in gaps.items()}}
     validate_card(card)

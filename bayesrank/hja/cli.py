@@ -81,7 +81,6 @@ def run(args) -> int:
         raise InputError("the data have no judge column: pass --judge-col COL (or --columns judge=COL, or "
                          "--judge-cols COL,COL,... for one outcome column per judge)")
     from bayesrank.cli_args import print_reading
-    from bayesrank.report import console
 
     print_reading(console(), comps, excluded=False)  # the header line below counts the exclusions
     hja = HJA(comps, rank=rank, min_per_judge=args.min_per_judge, level=args.level, seed=args.seed)

@@ -129,12 +129,10 @@ def read_data(args):
 
 
 def run(args) -> int:
-    from bayesrank.report import console
-
     import pandas as pd
 
     from bayesrank.influence.api import audit
-    from bayesrank.report import rich_table
+    from bayesrank.report import console, rich_table
 
     out = console()
     with audit_progress(out) as progress:

@@ -27,12 +27,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from bayesrank.cli_args import report_diagnostics, write_outputs
     from bayesrank.datasets import resolve
     from bayesrank.errors import InputError
     from bayesrank.items.readers import read_items
     from bayesrank.items.result import analyze_items
     from bayesrank.report import console
-    from bayesrank.cli_args import report_diagnostics, write_outputs
 
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")

@@ -88,7 +88,7 @@ def test_data_selected_claims_have_their_two_sided_size_with_tied_leaders():
         report(f"{key} with tied leaders, two-sided 95%", rate, 0.05)
         assert abs(rate - 0.05) <= 3 * se(0.05)
         bayes = false_support(prob[key] >= 0.975, truth[key])
-        report(f"  its posterior P >= 0.975", bayes, 0.05)
+        report("  its posterior P >= 0.975", bayes, 0.05)
         assert abs(bayes - 0.05) <= 3 * se(0.05)
 
 
