@@ -11,6 +11,10 @@ posterior, a review — is a :class:`Result`:
 ``.to_json(path)``     the dict as JSON, **validated** against ``bayesrank/schemas/<schema>.json``
 ``.diagnostics``       a :class:`Diagnostics`: one meaning of ``converged`` for the whole package
 ``.plot(ax=None)``     a matplotlib figure of the result
+``.save(path)``        the result written where the suffix says (``.json``, ``.csv``: the table,
+                       ``.txt``: the summary; a review also ``.html``, ``.md``); folders created
+``repr`` / notebook    a short view: headline, the table's first rows, the diagnostics line
+                       (:mod:`bayesrank.quicklook`; ``_repr_html_`` is what Jupyter shows)
 =====================  ==========================================================================
 
 The review report, the CLI and notebooks are three views of the same objects.
@@ -38,7 +42,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
@@ -206,13 +214,21 @@ class Result(ABC):
     Subclasses set ``schema`` (the name of a JSON Schema in ``bayesrank/schemas/``), provide a
     ``diagnostics`` attribute or property returning :class:`Diagnostics`, and implement the
     abstract methods. ``to_dict`` must put ``"schema"``, ``"bayesrank_version"`` and
-    ``"diagnostics"`` at the top level (``self._envelope()`` returns them).
+    ``"diagnostics"`` at the top level (``self._envelope()`` returns them). A dataclass subclass is
+    declared with ``repr=False`` so that the short ``repr`` below is kept.
+
+    The quick looks (``repr`` and ``_repr_html_``) show ``_headline()`` (default: the summary's
+    first line), the first rows of ``_quick_table()`` (default: ``table()``) in the columns
+    ``_quick_columns`` names (default: the first ones) and the diagnostics line.
     """
 
     schema: ClassVar[str]
+    diagnostics: Diagnostics
+    #: columns the quick looks show first (None: the table's first columns)
+    _quick_columns: ClassVar[tuple[str, ...] | None] = None
 
     @abstractmethod
-    def table(self):
+    def table(self) -> pd.DataFrame:
         """The main labelled DataFrame."""
 
     @abstractmethod
@@ -220,14 +236,14 @@ class Result(ABC):
         """Readable text."""
 
     @abstractmethod
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict following ``bayesrank/schemas/<schema>.json``."""
 
     @abstractmethod
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Any = None, **kwargs: Any) -> Figure:
         """A matplotlib Figure (drawn into ``ax`` when given)."""
 
-    def _envelope(self) -> dict:
+    def _envelope(self) -> dict[str, Any]:
         from bayesrank import __version__
 
         return {"schema": self.schema, "bayesrank_version": __version__, "diagnostics": self.diagnostics.to_dict()}
@@ -244,6 +260,44 @@ class Result(ABC):
 
             write_text(path, text)
         return text
+
+    # ------------------------------------------------------------------ files
+    def _writers(self) -> dict[str, Any]:
+        """File suffix -> a function returning that file's text."""
+        return {".json": self.to_json, ".csv": lambda: self.table().to_csv(index=False), ".txt": self.summary}
+
+    def save(self, path: str | Path) -> list[Path]:
+        """Write the result in the format ``path``'s suffix names (``.json``: validated JSON, ``.csv``:
+        ``table()``, ``.txt``: ``summary()``), creating missing folders; returns the paths written."""
+        from bayesrank.outputs import write_text
+
+        p = Path(path)
+        writers = self._writers()
+        writer = writers.get(p.suffix.lower())
+        if writer is None:
+            raise ValueError(f"{path}: {type(self).__name__}.save writes {', '.join(writers)} files "
+                             f"(the suffix names the format)")
+        return [write_text(p, writer())]
+
+    # ------------------------------------------------------------------ quick looks
+    def _headline(self) -> str:
+        """One line saying what this result is (default: the summary's first line)."""
+        text = self.summary().strip()
+        return text.splitlines()[0] if text else self.schema
+
+    def _quick_table(self) -> pd.DataFrame:
+        """The table the quick looks show the first rows of (default: ``table()``)."""
+        return self.table()
+
+    def __repr__(self) -> str:
+        from bayesrank.quicklook import text
+
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        from bayesrank.quicklook import html
+
+        return html(self)
 
     def __str__(self) -> str:
         return self.summary()

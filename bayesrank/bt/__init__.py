@@ -15,5 +15,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "fit_newton": "mle", "newton": "mle", "constrained_covariance": "mle", "sandwich_covariance": "mle",
     "covariance": "mle", "default_interval": "mle", "bootstrap_fits": "mle",
     "build_bt_model": "pymc_model", "map_laplace": "pymc_model", "DEFAULT_PRIOR_SIGMA": "pymc_model",
-    "simulate_style_battles": "simulate",
+    "simulate_style_battles": "simulate", "simulate_tournament": "simulate",
 })

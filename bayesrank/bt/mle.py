@@ -192,6 +192,7 @@ class NewtonResult:
     iterations: int
     converged: np.ndarray  # (B,)
     gradient: np.ndarray | None = None  # (B, P) gradient of the minimised loss at ``params``
+    factor: object | None = None  # large sparse boards: :class:`bayesrank.bt.sparse.HessianFactor` of H(params[0])
 
     @property
     def gradient_norm(self) -> np.ndarray:
@@ -241,6 +242,8 @@ def newton(model: TieModel, counts: PairRows, batch_counts: np.ndarray | None = 
     k, p = design.k, design.n_params
     pen = design.penalty(ridge, beta_ridge, tie_ridge) if (ridge or beta_ridge or tie_ridge) else None
     b = 1 if batch_counts is None else batch_counts.shape[0]
+    if b == 1 and _sparse_plain(design):
+        return _sparse_newton(design, batch_counts, start, ridge, tol, max_iter)
     # H u = 0 and g ⟂ u for u = (1_K, 0): the Newton step solves (H + u uᵀ/K) s = g, which keeps Σθ = 0
     u = np.zeros(p)
     u[:k] = 1.0
@@ -273,6 +276,26 @@ def newton(model: TieModel, counts: PairRows, batch_counts: np.ndarray | None = 
         if converged.all():
             break
     return NewtonResult(params=x, loss=loss, hessian=hess, iterations=it, converged=converged, gradient=grad)
+
+
+def _sparse_plain(design: Design) -> bool:
+    """A large board of the zero-feature binary model on a sparse graph (:mod:`bayesrank.bt.sparse`)."""
+    from bayesrank.bt import sparse
+
+    return sparse.applies(design.k, design.rows.n_rows, binary=not design.n_extra, covariates=design.q)
+
+
+def _sparse_newton(design: Design, batch_counts, start, ridge, tol, max_iter) -> NewtonResult:
+    """:func:`newton` by sparse solves (the same steps; the Hessian is returned dense as well)."""
+    from bayesrank.bt import sparse
+
+    rows = design.rows
+    counts = rows.weighted_counts(rows.counts if batch_counts is None else batch_counts[0])
+    fit = sparse.newton(rows.i, rows.j, design.k, counts, design.model.name, ridge=ridge, start=start, tol=tol,
+                        max_iter=max_iter)
+    return NewtonResult(params=fit.theta[None], loss=np.array([fit.loss]), hessian=fit.factor.dense()[None],
+                        iterations=fit.iterations, converged=np.array([fit.converged]),
+                        gradient=fit.gradient[None], factor=fit.factor)
 
 
 def identified(hessian: np.ndarray, k: int, rcond: float = 1e-10) -> bool:
@@ -351,7 +374,17 @@ def default_interval(ties: str, has_ties: bool, fractional: bool = False, cluste
 def constrained_covariance(hessian: np.ndarray, k: int, n_extra: int = 0) -> np.ndarray:
     """``Q (QᵀHQ)⁻¹ Qᵀ``: covariance of φ̂ under ``Σθ = 0`` from the observed information ``H``
     (``hessian`` (P,P) or (B,P,P); ``n_extra`` is ignored: P − K is read from the shape)."""
-    q = constraint_basis(k, hessian.shape[-1] - k)
+    p = hessian.shape[-1]
+    u = np.zeros(p)
+    u[:k] = 1.0
+    hu = hessian @ u
+    lam = hu[..., :1] / 1.0  # H u = λ u (the Laplacian's 1 with a ridge λ, the covariates' sums are 0)
+    if np.all(np.abs(hu - lam * u) <= 1e-9 * (1.0 + np.abs(hessian).max())) and np.all(lam > -1.0):
+        # one inverse instead of two basis products: Q (QᵀHQ)⁻¹ Qᵀ = (H + uuᵀ/K)⁻¹ − uuᵀ/(K(1 + λ))
+        pin = np.outer(u, u) / k
+        out = np.linalg.inv(hessian + pin) - pin / (1.0 + lam[..., None])
+        return 0.5 * (out + np.swapaxes(out, -1, -2))
+    q = constraint_basis(k, p - k)
     return q @ np.linalg.inv(q.T @ hessian @ q) @ q.T
 
 
@@ -501,15 +534,14 @@ def replicate_has_finite_mle(counts: PairRows, batch_counts: np.ndarray, ties: s
     from scipy.sparse.csgraph import connected_components
 
     k = counts.n_players
-    fwd_code = counts.i * k + counts.j
-    bwd_code = counts.j * k + counts.i
     tie_edge = ties in ("half", "davidson")
     out = np.empty(len(batch_counts), dtype=bool)
+    src, dst = np.concatenate([counts.i, counts.j]), np.concatenate([counts.j, counts.i])
     for b, c in enumerate(batch_counts):
         w = c[:, 0] + (c[:, 2] if tie_edge else 0.0)
         l_ = c[:, 1] + (c[:, 2] if tie_edge else 0.0)
-        m = np.bincount(fwd_code, w, k * k) + np.bincount(bwd_code, l_, k * k)
-        g = csr_matrix((m > 0).reshape(k, k))
+        edge = np.concatenate([w, l_]) > 0  # i → j when i beat j (or tied), j → i when j did
+        g = csr_matrix((np.ones(int(edge.sum())), (src[edge], dst[edge])), shape=(k, k))
         out[b] = connected_components(g, directed=True, connection="strong")[0] == 1
     if ties == "davidson":  # λ needs both ties and decisive outcomes
         t = batch_counts[..., 2].sum(axis=1)
@@ -543,13 +575,16 @@ def bootstrap_fits(
     finite = np.ones(n_boot, dtype=bool)
     converged = np.zeros(n_boot, dtype=bool)
     kw = dict(start=start, position=position, beta_ridge=beta_ridge)
+    chord = _sparse_chord(counts, model, position, ridge, start)  # large sparse boards: bt.sparse
     for lo in range(0, n_boot, batch):
         idx = np.arange(lo, min(lo + batch, n_boot))
         table = bootstrap_counts(counts, len(idx), seed, rng=rng)
         if ridge == 0:
             finite[idx] = replicate_has_finite_mle(counts, table, ties)
         ok = np.flatnonzero(finite[idx])
-        if len(ok):
+        if len(ok) and chord is not None:
+            params[idx[ok]], converged[idx[ok]] = chord(table[ok])
+        elif len(ok):
             res = newton(model, counts, batch_counts=table[ok], ridge=ridge, **kw)
             params[idx[ok]] = res.params
             converged[idx[ok]] = res.converged & ~diverged(res.params, k, n_cov)
@@ -563,6 +598,32 @@ def bootstrap_fits(
     if failed == "exclude":
         params[fail] = np.nan
     return BootstrapFits(params=params, failed=fail, no_finite_mle=~finite, policy=failed)
+
+
+def _sparse_chord(counts: PairRows, model: TieModel, position: bool, ridge: float, start):
+    """On a large sparse board (zero-feature binary model): ``fit(tables) -> (params, converged)``, the
+    exact MLE of each table by the chord iteration with the factorisation of ``H`` at ``start`` (the
+    reference MLE), Newton for a table the chord does not settle (:mod:`bayesrank.bt.sparse`); else None."""
+    from bayesrank.bt import sparse
+
+    design = Design(counts, model, position)
+    if start is None or not _sparse_plain(design):
+        return None
+    theta0 = np.asarray(start, dtype=float).reshape(-1)[: design.k]
+    wi, n = sparse.effective_counts(counts.weighted_counts(), model.name)
+    _, _, h = sparse._loss_grad_curv(theta0, counts.i, counts.j, design.k, wi, n, ridge)
+    factor = sparse.HessianFactor(sparse.laplacian(counts.i, counts.j, design.k, h, ridge), ridge)
+
+    def fit(tables):
+        tables = counts.weighted_counts(tables)
+        theta, ok = sparse.chord(counts.i, counts.j, design.k, tables, model.name, factor, theta0, ridge=ridge)
+        for b in np.flatnonzero(~ok):
+            res = sparse.newton(counts.i, counts.j, design.k, tables[b], model.name, ridge=ridge, start=theta0)
+            theta[b], ok[b] = res.theta, res.converged
+        ok &= ~diverged(theta, design.k, 0)
+        return theta, ok
+
+    return fit
 
 
 # ------------------------------------------------------------------------------- p = 0 helpers kept for the audits

@@ -296,9 +296,12 @@ def fit_diagnostics(fit) -> Diagnostics:
     return Diagnostics.exact(f"rank analysis of a {getattr(fit, 'method', 'given')} fit without recorded diagnostics")
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class RankAnalysis(Result):
     """Rank point estimates, confidence sets, rank distributions and significance tiers of one fit."""
+
+    # the columns repr and a notebook show
+    _quick_columns = ("player", "score", "rank", "rank_lower", "rank_upper", "p_top1", "tier_holm")
 
     schema = "ranks"
 

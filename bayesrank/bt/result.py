@@ -121,7 +121,7 @@ class RankedScores:
         return rank_ub(self.lower, self.upper)
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class LeaderboardFit(RankedScores, Result):
     """Scores on the sum-to-zero logit scale with intervals, from one fit method of one model.
 
@@ -137,6 +137,9 @@ class LeaderboardFit(RankedScores, Result):
     fit on the same comparisons (no features, no position effect, no weights) and the table shows
     each player's rank change.
     """
+
+    # the columns repr and a notebook show
+    _quick_columns = ("player", "score", "lower", "upper", "rank", "rank_ci", "plain_rank", "n_matches")
 
     schema = "fit"
 

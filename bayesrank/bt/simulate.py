@@ -43,3 +43,43 @@ def simulate_style_battles(n_players: int = 10, n_battles: int = 5000, beta=(0.5
     names = np.array([f"p{k:02d}" for k in range(n_players)], dtype=object)
     frame = pd.DataFrame({"model_a": names[a], "model_b": names[b], "outcome": outcome, **cols})
     return frame, pd.Series(theta, index=names), beta
+
+
+def simulate_tournament(n_players: int = 3000, games_per_player: float = 200.0, spread: float = 40.0,
+                        theta_sd: float = 1.0, tie_rate: float = 0.0, seed: int = 0):
+    """A chess- or tennis-like leaderboard with known truth: ``(frame, theta)``.
+
+    Strengths θ ~ N(0, ``theta_sd``²) (centred); players are paired with opponents of nearby rank,
+    as Swiss tournaments and ranked ladders do: each game picks a player uniformly and an opponent
+    whose rank differs by round(N(0, ``spread``²)) (≠ 0, reflected at the ends of the ranking), so
+    the comparison graph is sparse and banded in rank (each player meets ~``games_per_player``
+    opponents' worth of games among a few hundred neighbours). ``n_players · games_per_player / 2``
+    games; the first-listed side is random; a game is a draw with probability ``tie_rate``,
+    otherwise player a wins with probability σ(θ_a − θ_b). Names ``p0000``… are in random order
+    (not by strength). Columns ``model_a, model_b, outcome`` (``a``/``b``/``tie``).
+    """
+    from bayesrank.bt.likelihood import expit
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, theta_sd, n_players)
+    theta -= theta.mean()
+    by_rank = np.argsort(-theta, kind="stable")
+    n_games = int(round(n_players * games_per_player / 2))
+    r = rng.integers(0, n_players, n_games)
+    step = np.rint(rng.normal(0.0, spread, n_games)).astype(np.int64)
+    step[step == 0] = rng.choice([-1, 1], size=int((step == 0).sum()))
+    s = r + step
+    s = np.where(s < 0, -s, s)
+    s = np.where(s >= n_players, 2 * (n_players - 1) - s, s)
+    s = np.clip(s, 0, n_players - 1)
+    s = np.where(s == r, np.where(r > 0, r - 1, r + 1), s)
+    swap = rng.random(n_games) < 0.5
+    a = by_rank[np.where(swap, s, r)]
+    b = by_rank[np.where(swap, r, s)]
+    p = expit(theta[a] - theta[b])
+    tie = rng.random(n_games) < tie_rate
+    outcome = np.where(tie, "tie", np.where(rng.random(n_games) < p, "a", "b"))
+    width = len(str(n_players - 1))
+    names = np.array([f"p{k:0{width}d}" for k in rng.permutation(n_players)], dtype=object)
+    frame = pd.DataFrame({"model_a": names[a], "model_b": names[b], "outcome": outcome})
+    return frame, pd.Series(theta, index=names)

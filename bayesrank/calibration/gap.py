@@ -86,7 +86,7 @@ def calibration_gap(
                      card, n_boot=int(n_boot), n_failed=int((~np.isfinite(bg.draws)).sum()))
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class CalibrationReport(Result):
     """Everything one analysis produced (the ``calibration`` result of the protocol).
 

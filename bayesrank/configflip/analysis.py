@@ -75,7 +75,7 @@ class BenchmarkResult:
         return out
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class GridAnalysis(Result):
     """Per-benchmark flip metrics, ANOVA attribution, and (optionally) flip posteriors and paired tests."""
 

@@ -49,7 +49,7 @@ ROW_COLUMNS = ["claim", "benchmark", "config", "player_a", "player_b", "n_items"
                "acc_b_jeffreys", "mde", "effect_for_power", "items_needed", "significant", "direction"]
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class PairedTests(Result):
     """Paired per-item tests of ``A>B`` claims, one row per (claim, benchmark, configuration)."""
 
@@ -70,6 +70,9 @@ class PairedTests(Result):
 
     def table(self) -> pd.DataFrame:
         return self.rows[ROW_COLUMNS].copy()
+
+    def _quick_table(self) -> pd.DataFrame:
+        return self.claims()  # repr and a notebook show the answer per claim
 
     def claims(self) -> pd.DataFrame:
         """Per (claim, benchmark): configurations tested and how many favour A / B after Holm."""

@@ -259,7 +259,7 @@ class FlipPosterior:
                           diagnostics=Diagnostics.exact("no-pooling normal approximation (closed form)"))
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class FlipResult(Result):
     """Draws of the latent cell abilities (``eta``: sample x player x config) and their summaries."""
 

@@ -534,7 +534,12 @@ def _sniff_kind(path: Path, gz: bool) -> str:
 
 def read_table(path, *, encoding: str | None = None, bad_lines: str = "raise") -> Table:
     """Read one file (see module docstring). ``bad_lines="exclude"`` skips and counts unreadable
-    JSON lines instead of stopping at the first."""
+    JSON lines instead of stopping at the first. A table in memory (a pandas DataFrame or a pyarrow
+    table) is taken as it is (:func:`bayesrank.data.frames.frame_table`)."""
+    from bayesrank.data.frames import frame_table, is_frame
+
+    if is_frame(path):
+        return frame_table(path)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")

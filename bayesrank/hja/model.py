@@ -51,7 +51,7 @@ def significance_ranks(est: np.ndarray, cov: np.ndarray, z: float, lower=None, u
             rank_ub(lower, upper) if lower is not None else None)
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class HJAFit(Result):
     """A fitted HJA model (a :class:`bayesrank.protocol.Result`, schema ``hja``).
 

@@ -25,9 +25,12 @@ TABLE_COLUMNS = ["action", "candidate_space", "broken", "verified", "budget", "f
                  "seconds", "reason", "certified_minimum", "lower_bound"]
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class AuditReport(Result):
     """Audit of one objective under several action types (see the module docstring)."""
+
+    # the columns repr and a notebook show
+    _quick_columns = ("action", "broken", "verified", "budget", "fraction", "n_actions", "reason")
 
     schema: ClassVar[str] = "audit"
 

@@ -118,10 +118,11 @@ class ItemScores:
     def from_long(cls, df: pd.DataFrame, *, model: str = "model", item: str = "item", score: str = "score",
                   cluster: str | None = None, on_invalid: str = "raise", source: str = "<frame>",
                   benchmark: str | None = None, excluded: ExclusionLog | None = None,
-                  row_offset: int = 2) -> "ItemScores":
+                  row_offset: int | None = 2) -> "ItemScores":
         """Validated matrix from long rows. Bad rows (missing model/item name, score missing, not a
         number or outside [0, 1]) raise an :class:`InputError` naming their rows (``row_offset``: the
-        file line of the first data row, 2 for a CSV with a header) or, with ``on_invalid="exclude"``,
+        file line of the first data row, 2 for a CSV with a header; None: a DataFrame's rows, named by their
+        index labels) or, with ``on_invalid="exclude"``,
         are dropped and counted. Repeated (model, item) rows are averaged; items not scored by every
         model are dropped for all models and counted."""
         log = excluded if excluded is not None else ExclusionLog()
@@ -135,7 +136,8 @@ class ItemScores:
         n_rows = len(df)
         raw = df[[model, item, score] + ([cluster] if cluster else [])].copy()
         raw.columns = ["model", "item", "score"] + (["cluster"] if cluster else [])
-        line = np.arange(n_rows) + row_offset
+        line = np.asarray(df.index) if row_offset is None else np.arange(n_rows) + row_offset
+        unit = "rows (DataFrame index)" if row_offset is None else "lines"
         s = raw["score"]
         if s.dtype == bool or str(s.dtype) == "boolean":
             values = s.astype(float)
@@ -161,7 +163,7 @@ class ItemScores:
             mask = np.asarray(mask) & ~bad
             if mask.any():
                 if on_invalid != "exclude":
-                    raise InputError(f"{source}: {why} in {int(mask.sum())} row(s), lines {line[mask][:5].tolist()}"
+                    raise InputError(f"{source}: {why} in {int(mask.sum())} row(s), {unit} {line[mask][:5].tolist()}"
                                      f" (scores must be numbers in [0, 1]; --exclude-invalid drops and counts them)")
                 log.add(why, int(mask.sum()), line[mask][:5].tolist())
                 bad |= mask

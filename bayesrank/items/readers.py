@@ -41,8 +41,8 @@ FORMATS = ("long", "wide", "inspect", "lm-eval", "helm", "eee", "swe-bench")
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz")
 
 
-def read_table(path: Path, text=("model", "item")) -> pd.DataFrame:
-    """A table file as a DataFrame (CSV/TSV/JSON/JSONL/Parquet) read as it comes
+def read_table(path, text=("model", "item")) -> pd.DataFrame:
+    """A table file (or a DataFrame) as a DataFrame (CSV/TSV/JSON/JSONL/Parquet) read as it comes
     (:func:`bayesrank.data.tables.read_table`: encodings, delimiters, parse errors with their line);
     the ``text`` columns keep the characters of the file (model ``007`` is not ``7``)."""
     from bayesrank.data.tables import read_table as read_file
@@ -111,10 +111,16 @@ def detect_format(path: Path) -> str | None:
         if isinstance(obj, dict) and obj and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                                  for v in obj.values()):
             return "swe-bench"
-    cols = set(_columns(path))
-    if {"model", "item"} <= cols and ({"score"} & cols or {"correct"} & cols):
+    if is_long(_columns(path)):
         return "long"
     return None
+
+
+def is_long(columns, model: str = "model", item: str = "item", score: str | None = None) -> bool:
+    """Columns of long per-item rows: ``model``, ``item`` and ``score`` or ``correct`` (or the columns
+    named for those roles)."""
+    cols = set(columns)
+    return {model, item} <= cols and (score in cols if score is not None else bool({"score", "correct"} & cols))
 
 
 def _columns(path: Path) -> list[str]:
@@ -137,12 +143,23 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
                on_invalid: str = "raise") -> tuple[ItemScores, list[str]]:
     """(ItemScores, notes) from a path (file or folder) or a DataFrame of long rows; ``notes`` are
     the reader's remarks for the report (epochs averaged, the item universe of a SWE-bench list, …)."""
-    if isinstance(data, pd.DataFrame):
-        return _long(data, model, item, score, cluster, on_invalid, "<frame>", benchmark), []
-    path = Path(data)
-    if not path.exists():
+    from bayesrank.data.frames import FRAME_SOURCE, is_frame
+
+    in_memory = is_frame(data)
+    path = data if in_memory else Path(data)
+    if not in_memory and not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}")
-    fmt = detect_format(path) if format == "auto" else format
+    if in_memory:  # a table in memory: long rows or an items × models matrix, as a table file would be read
+        fmt = format if format != "auto" else ("long" if is_long(map(str, data.columns), model, item, score)
+                                               else "wide")
+        if fmt not in ("long", "wide"):
+            raise InputError(f"items format {fmt!r} reads files; a DataFrame holds long rows (model, item, score) "
+                             "or an items × models matrix")
+    else:
+        fmt = detect_format(path) if format == "auto" else format
+        if format == "auto" and fmt is None and path.is_file() and is_long(_columns(path), model, item, score):
+            fmt = "long"  # long rows under other column names (--columns model=,item=,score=)
+    source = FRAME_SOURCE if in_memory else str(path)
     if fmt is None:
         if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
             fmt = "wide"
@@ -153,9 +170,10 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
         raise InputError(f"unknown items format {fmt!r}; formats: auto, {', '.join(FORMATS)}")
     notes: list[str] = []
     if fmt == "long":
-        data_ = _long(read_table(path, (model, item)), model, item, score, cluster, on_invalid, str(path), benchmark)
+        data_ = _long(read_table(path, (model, item)), model, item, score, cluster, on_invalid, source, benchmark,
+                      row_offset=None if in_memory else 2)
     elif fmt == "wide":
-        data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=str(path),
+        data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=source,
                                      benchmark=benchmark)
     else:
         rows, bench, notes = {"inspect": _inspect, "lm-eval": _lm_eval, "helm": _helm, "eee": _eee,
@@ -170,11 +188,11 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
     return data_, notes
 
 
-def _long(df, model, item, score, cluster, on_invalid, source, benchmark) -> ItemScores:
+def _long(df, model, item, score, cluster, on_invalid, source, benchmark, row_offset: int | None = 2) -> ItemScores:
     if score is None:
         score = "score" if "score" in df.columns or "correct" not in df.columns else "correct"
     return ItemScores.from_long(df, model=model, item=item, score=score, cluster=cluster, on_invalid=on_invalid,
-                                source=source, benchmark=benchmark)
+                                source=source, benchmark=benchmark, row_offset=row_offset)
 
 
 def _one_benchmark(rows: pd.DataFrame, benchmark: str | None, path: Path, column: str = "benchmark"):

@@ -18,9 +18,12 @@ from bayesrank.items.data import ItemScores
 from bayesrank.protocol import Diagnostics, Result
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class ItemsAnalysis(Result):
     """Leaderboard (``table()``), pairwise tests (``pairs``), rank sets and tie groups of per-item results."""
+
+    # the columns repr and a notebook show
+    _quick_columns = ("player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper", "tie_group")
 
     schema = "items"
 

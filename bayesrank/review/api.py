@@ -16,6 +16,7 @@ The kind of data is detected from the columns (as the readers do) and can be for
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from bayesrank.errors import InputError
@@ -53,8 +54,15 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
         return "grid"
     if parse_judge_cols(judge_cols) or "judge" in keys or "{judge}" in str(path_pattern or ""):
         return "judges"
-    if isinstance(path, pd.DataFrame):
+    if isinstance(path, pd.DataFrame):  # a table in memory: detected as the same table in a file would be
         cols = set(map(str, path.columns))
+        from bayesrank.data.results_table import looks_like_table
+        from bayesrank.items.readers import is_long
+
+        if not path_pattern and looks_like_table(sorted(cols), columns):
+            return "table"
+        if not path_pattern and (is_long(cols) or ITEM_COLUMNS <= cols):
+            return "items"
     elif hasattr(path, "frame"):  # Comparisons
         return "judges" if "judge" in path.frame else "pairwise"
     else:
@@ -92,8 +100,11 @@ def review(data, *, kind: str | None = None, claims=None, judge_col: str | None 
            format: str = "auto", exclude_invalid: bool = False, command=None, progress=None,
            columns=None, outcome_map=None, judge_cols=None, encoding=None, path_pattern=None, join=None, on=None,
            **options):
-    """Review ``data`` (a path, a folder, a bundled dataset name, a pandas DataFrame or
-    :class:`~bayesrank.data.Comparisons`) and return a :class:`ReviewReport`.
+    """Review ``data`` (a path, a folder, a bundled dataset name, a table in memory — a pandas
+    DataFrame or a pyarrow Table — or :class:`~bayesrank.data.Comparisons`) and return a
+    :class:`ReviewReport`. A table in memory is reviewed as the same table written to a file would be
+    by ``bayesrank review FILE`` (every kind; the same ``columns``, ``outcome_map``, ``kind``), its
+    rows named by the DataFrame's index in messages.
 
     ``columns`` (``{"a": ..., "b": ..., "outcome": ...}`` or ``"a=COL,b=COL,..."``; grids: ``model``,
     ``item``, ``score``, ``benchmark``; confidence records: ``correct``, ``verbal``, ``token``,
@@ -183,14 +194,19 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         raise InputError(f"--level must be in (0, 1), got {level}")
     if not 0 < fragile_below < 1:
         raise InputError(f"--fragile-below must be a fraction in (0, 1), got {fragile_below}")
-    in_memory = isinstance(data, (pd.DataFrame, Comparisons))
+    in_memory = not isinstance(data, (str, os.PathLike))
+    if in_memory and not isinstance(data, Comparisons):
+        from bayesrank.data.frames import as_frame
+
+        data = as_frame(data)  # a pyarrow table becomes a DataFrame; anything else is one line
     path = data if in_memory else resolve(data)
     kind = kind or detect_kind(path, reading.get("columns"), reading.get("judge_cols"), reading.get("path_pattern"))
     if kind not in KINDS:
         raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if in_memory and kind not in ("pairwise", "judges"):
-        raise InputError(f"a DataFrame or Comparisons can be reviewed as pairwise or judges data; for {kind} data "
-                         "pass the file")
+    if isinstance(data, Comparisons) and kind not in ("pairwise", "judges"):
+        raise InputError(f"Comparisons are pairwise or judges data, not {kind} data")
+    if in_memory and (reading.get("path_pattern") or reading.get("join")):
+        raise InputError("--path-pattern / --join read files of a folder; this data is already a table in memory")
     if kind == "judges" and isinstance(data, Comparisons) and "judge" not in data.frame:
         raise InputError("--kind judges needs a judge column: these comparisons have none")
     _check_keys(kind, reading.get("columns"))

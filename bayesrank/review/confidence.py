@@ -49,17 +49,19 @@ def confidence_rule(level: float, primary: str) -> str:
             f"reported beside it and does not decide (no posterior of the debiased error exists).")
 
 
-def load_records(path: Path, columns=None, encoding=None, exclude_invalid: bool = False):
+def load_records(path, columns=None, encoding=None, exclude_invalid: bool = False):
     """The bundled Llama-3 BoolQ folder (L3_data*.csv) through the calibration reader, or a
-    CSV/JSON/JSON-lines/Parquet file with correctness, verbal and token columns (``correct``,
+    CSV/JSON/JSON-lines/Parquet file (or a DataFrame) with correctness, verbal and token columns (``correct``,
     ``verbal``, ``token`` unless ``columns`` names others; ``group`` columns are the groups, default
     model and dataset when present)."""
     from bayesrank.calibration.records import from_frame, group_columns
     from bayesrank.data.columns import CONFIDENCE_KEYS, parse_columns
     from bayesrank.data.tables import read_table
 
+    from bayesrank.data.frames import is_frame
+
     cols = parse_columns(columns, keys=CONFIDENCE_KEYS)
-    if path.is_dir():
+    if not is_frame(path) and path.is_dir():
         if not list(path.glob("L3_data*.csv")):
             raise InputError(f"{path}: a folder of confidence records must hold the Llama-3 BoolQ files L3_data*.csv")
         if cols:
@@ -118,7 +120,9 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
     reading = dict(reading or {})
     if reading.get("path_pattern"):
         raise InputError("--path-pattern reads pairwise comparisons from a folder of files, not confidence records")
-    records, by = load_records(Path(path), reading.get("columns"), reading.get("encoding"), exclude_invalid)
+    from bayesrank.data.frames import is_frame
+
+    records, by = load_records(path if is_frame(path) else Path(path), reading.get("columns"), reading.get("encoding"), exclude_invalid)
     say("calibration gaps, bootstrap" + ("" if fast else " and posterior"))
     interval_level = 2 * level - 1  # its upper end is the one-sided `level` bound
     with warnings.catch_warnings(record=True) as caught:
@@ -187,7 +191,9 @@ def review_confidence(path, *, claims, level: float, fragile_below: float, fast:
                     tables=[("protocol card per group", cards)], data={"cards": cards.to_dict(orient="records")})]
     parts = {"calibration": report.diagnostics}
     rep = appendix(path, len(records), records.exclusions.to_dict(), seed, command)
-    title = f"Review of {Path(path).name}: verbal vs token calibration in {len(answers)} group(s)"
+    from bayesrank.review.reproducibility import data_name
+
+    title = f"Review of {data_name(path if is_frame(path) else Path(path))}: verbal vs token calibration in {len(answers)} group(s)"
     from bayesrank.review.joint import joint_statement
 
     return ReviewReport(kind="confidence", title=title, level=level, fragile_below=fragile_below, claims=answers,

@@ -52,9 +52,11 @@ def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None, col
     import warnings
 
     from bayesrank.configflip.grid import EvalGrid
-    from bayesrank.configflip.readers import items_from_stderr, map_grid_columns, read_any, select
+    from bayesrank.configflip.readers import items_from_stderr, map_grid_columns, read_any, read_csv, select
+    from bayesrank.data.frames import is_frame
+    from bayesrank.review.reproducibility import where
 
-    rows = map_grid_columns(read_any(path, encoding=encoding), columns)
+    rows = map_grid_columns(read_csv(path) if is_frame(path) else read_any(path, encoding=encoding), columns)
     if {"item", "correct", "model"} <= set(rows.columns) and "score" not in rows.columns:
         return _item_grid(rows, path, axes, models, benchmarks)
     rows = rows.rename(columns={k: v for k, v in LM_EVAL_RENAMES.items() if k in rows.columns and v not in rows.columns})
@@ -62,7 +64,7 @@ def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None, col
         rows = rows[~rows["metric"].astype(str).str.endswith("_stderr")]
     missing = {"model", "benchmark", "score"} - set(rows.columns)
     if missing:
-        raise InputError(f"{path}: a grid needs columns model, benchmark, score; missing {sorted(missing)}")
+        raise InputError(f"{where(path)}: a grid needs columns model, benchmark, score; missing {sorted(missing)}")
     rows = select(rows, metric=metric, models=models, benchmarks=benchmarks)
     if "n_items" not in rows.columns and "stderr" in rows.columns:
         rows = rows.assign(n_items=items_from_stderr(rows))
@@ -70,7 +72,7 @@ def load_grid(path, *, axes=None, metric=None, models=None, benchmarks=None, col
         axes = [c for c in ("template", "decoding", "num_fewshot", "fewshot", "metric", "scoring", "harness")
                 if c in rows.columns and rows[c].nunique() > 1]
         if not axes:
-            raise InputError(f"{path}: no configuration axis varies; pass --axes")
+            raise InputError(f"{where(path)}: no configuration axis varies; pass --axes")
     n = "n_items" if "n_items" in rows.columns and rows["n_items"].notna().all() else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -93,7 +95,9 @@ def _item_grid(rows, path, axes, models, benchmarks):
         fixed = {"model", "benchmark", "item", "correct"}
         axes = [c for c in rows.columns if c not in fixed and rows[c].nunique() > 1]
         if not axes:
-            raise InputError(f"{path}: no configuration axis varies in the per-item data; pass --axes")
+            from bayesrank.review.reproducibility import where
+
+            raise InputError(f"{where(path)}: no configuration axis varies in the per-item data; pass --axes")
     grid = EvalGrid.from_items(rows.reset_index(drop=True), axes=list(axes))
     return grid, rows, []
 
@@ -277,7 +281,9 @@ def review_grid(path, *, claims, level: float, fragile_below: float, fast: bool,
     rep = appendix(path, len(rows), res.excluded.to_dict(), seed, command)
     if res.excluded.total:
         notes = [f"excluded: {res.excluded.report()}", *notes]
-    title = f"Review of {path.name}: {len(answers)} claims on {len(res.results)} benchmark(s)"
+    from bayesrank.review.reproducibility import data_name
+
+    title = f"Review of {data_name(path)}: {len(answers)} claims on {len(res.results)} benchmark(s)"
     return ReviewReport(kind="grid", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, parts=parts, notes=notes, custom_rule=grid_rule(level),
                         joint=joint_statement(answers, level))

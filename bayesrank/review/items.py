@@ -343,7 +343,9 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
               "binary": data.binary, "repeated": data.repeated}))
     parts = {f"item-response {bayes.method}": bayes.diagnostics}
     rep = appendix(path, data.n_rows, data.exclusions.to_dict(), seed, command)
-    title = (f"Review of {path.name}: {len(answers)} claims about {data.n_models} models on {data.n_items:,} items"
+    from bayesrank.review.reproducibility import data_name
+
+    title = (f"Review of {data_name(path)}: {len(answers)} claims about {data.n_models} models on {data.n_items:,} items"
              + (f" of {data.benchmark}" if data.benchmark else ""))
     leaderboard = lb[["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper"]]
     from bayesrank.review.joint import joint_statement

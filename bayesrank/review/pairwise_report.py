@@ -134,7 +134,9 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     notes = list(comps.notes) + notes
     if comps.excluded.total:
         notes.insert(len(comps.notes), f"excluded: {comps.excluded.report()}")
-    name = path.name if isinstance(path, Path) else "the data given"
+    from bayesrank.review.reproducibility import data_name
+
+    name = data_name(path)
     title = f"Review of {name}: {len(answers)} claims about {len(default.players)} players"
     return ReviewReport(kind=kind, title=title, level=level, fragile_below=fragile_below, claims=answers, sections=secs,
                         reproducibility=rep, parts=parts, leaderboard=leaderboard, notes=notes, joint=joint,

@@ -425,3 +425,73 @@ def markdown(report) -> str:
     out.append(_md_table(pd.DataFrame([{"field": k, "value": v if not isinstance(v, dict) else
                                         ", ".join(f"{a}={b}" for a, b in v.items())} for k, v in rep.items()])))
     return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------- quick looks
+# (repr and the notebook view: the claims table and the verdict counts; the page has the evidence)
+VERDICT_COLOURS = {"supported": "#1a7f37", "fragile": "#9a6700", "unsupported": "#cf222e", "not searched": "#59636e",
+                   "not converged": "#59636e", "undetermined by the table": "#0969da"}
+QUICK_HEADS = ("claim", "verdict", "frequentist", "Bayesian P(claim)", "to overturn it")
+
+
+def quick_claims(report) -> pd.DataFrame:
+    """One row per claim as the quick looks show it: the claim with whom it is about, the verdict,
+    the frequentist and Bayesian cells and the smallest overturning perturbation per action."""
+    actions = claim_actions(report)
+    rows = [dict(zip(QUICK_HEADS, (claim_label(c), c.verdict, frequentist_cell(c.frequentist),
+                                   bayesian_cell(c.bayesian), "; ".join(perturbation_lines(c.perturbation, actions)))))
+            for c in report.claims]
+    return pd.DataFrame(rows, columns=list(QUICK_HEADS))
+
+
+def _counts_text(report) -> str:
+    return ", ".join(f"{n} {v}" for v, n in report.verdict_counts().items() if n) or "no claims"
+
+
+def quick_text(report) -> str:
+    """``repr(report)``: the title, the verdict counts, one line per claim, the diagnostics line."""
+    from bayesrank.quicklook import MAX_ROWS
+
+    lines = [f"ReviewReport: {report.title}", f"  kind {report.kind}, level {fmt(report.level)}: {_counts_text(report)}"]
+    for c in report.claims[:MAX_ROWS]:
+        lines.append(f"  {claim_label(c)} — {c.verdict}")
+        lines.append(f"      frequentist {frequentist_cell(c.frequentist)}; Bayesian {bayesian_cell(c.bayesian)}")
+    if len(report.claims) > MAX_ROWS:
+        lines.append(f"  … {len(report.claims) - MAX_ROWS} more claims in .table()")
+    if getattr(report, "joint", None):
+        lines.append(f"  jointly: {report.joint['text']}")
+    if report.notes:
+        lines.append(f"  {plural(len(report.notes), 'note')} in .notes")
+    lines.append(report.diagnostics.line())
+    return "\n".join(lines)
+
+
+def quick_html(report) -> str:
+    """The notebook view: title, verdict counts, the claims table with coloured verdicts, the joint
+    statement, the diagnostics line and how to write the whole page. Every name is escaped."""
+    from bayesrank.quicklook import MAX_ROWS, MUTE, diagnostics_html
+
+    frame = quick_claims(report).head(MAX_ROWS)
+    head = "".join(f"<th style=\"text-align:left\">{_html.escape(h)}</th>" for h in frame.columns)
+    rows = []
+    for rec in frame.itertuples(index=False):
+        claim, verdict, *rest = rec
+        badge = (f"<span style=\"background:{VERDICT_COLOURS.get(verdict, MUTE)};color:#fff;font-weight:700;"
+                 f"padding:1px 6px;border-radius:9px\">{_html.escape(verdict)}</span>")
+        cells = [f"<td style=\"text-align:left\">{_html.escape(claim)}</td>", f"<td>{badge}</td>"]
+        cells += [f"<td style=\"text-align:left\">{_html.escape(v)}</td>" for v in rest]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    more = (f"<p style=\"color:{MUTE};margin:4px 0\">… {len(report.claims) - MAX_ROWS} more claims in "
+            "<code>.table()</code></p>" if len(report.claims) > MAX_ROWS else "")
+    joint = (f"<p style=\"margin:4px 0\"><b>Jointly.</b> {_html.escape(report.joint['text'])}</p>"
+             if getattr(report, "joint", None) else "")
+    notes = (f"<p style=\"color:{MUTE};margin:4px 0\">{_html.escape(plural(len(report.notes), 'note'))} in "
+             "<code>.notes</code></p>" if report.notes else "")
+    return ("<div class=\"bayesrank-review\">"
+            f"<p style=\"margin:4px 0\"><b>{_html.escape(report.title)}</b></p>"
+            f"<p style=\"margin:4px 0\">kind {_html.escape(report.kind)} · level {esc(report.level)} · "
+            f"{_html.escape(_counts_text(report))}</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{joint}{notes}"
+            + diagnostics_html(report)
+            + f"<p style=\"color:{MUTE};margin:4px 0\">The whole page with the evidence: "
+              "<code>report.save(\"review.html\")</code> (the Markdown and JSON beside it).</p></div>")

@@ -8,6 +8,7 @@ is the claims table, ``to_dict()`` the JSON (schema ``review``), ``summary()`` t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -31,7 +32,7 @@ class Section:
     data: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(repr=False)  # the short repr of bayesrank.protocol.Result
 class ReviewReport(Result):
     """Claims with their verdicts, the evidence sections and the reproducibility appendix."""
 
@@ -136,3 +137,39 @@ class ReviewReport(Result):
         from bayesrank.review.render import markdown
 
         return markdown(self)
+
+    # ------------------------------------------------------------------ files
+    def _writers(self) -> dict:
+        return {".html": self.to_html, ".md": self.to_markdown, **super()._writers()}
+
+    def save(self, path: str | Path, *, twins: bool = True) -> list[Path]:
+        """Write the report where ``path``'s suffix says, creating missing folders: ``.html`` writes the
+        page and, beside it (``twins``), the Markdown and the JSON under the same name
+        (``out/review.html``, ``out/review.md``, ``out/review.json``); ``.md``, ``.json``, ``.csv``
+        (the claims table) or ``.txt`` (the summary) write that one file. Returns the paths written."""
+        from bayesrank.outputs import write_text
+
+        p = Path(path)
+        if p.suffix.lower() == ".html" and twins:
+            return [write_text(p, self.to_html()), write_text(p.with_suffix(".md"), self.to_markdown()),
+                    write_text(p.with_suffix(".json"), self.to_json())]
+        return super().save(p)
+
+    # ------------------------------------------------------------------ quick looks
+    def _headline(self) -> str:
+        return self.title
+
+    def _quick_table(self) -> pd.DataFrame:
+        from bayesrank.review.render import quick_claims
+
+        return quick_claims(self)
+
+    def __repr__(self) -> str:
+        from bayesrank.review.render import quick_text
+
+        return quick_text(self)
+
+    def _repr_html_(self) -> str:
+        from bayesrank.review.render import quick_html
+
+        return quick_html(self)

@@ -25,6 +25,17 @@ def sha256_of(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def data_name(data) -> str:
+    """What a report's title calls the data: the file or folder name, or 'the data given' (a table
+    or comparisons in memory)."""
+    return data.name if isinstance(data, Path) else "the data given"
+
+
+def where(data) -> str:
+    """What a message calls the data: the path, or 'the DataFrame'."""
+    return str(data) if isinstance(data, (str, Path)) else "the DataFrame"
+
+
 def versions() -> dict:
     out = {"python": sys.version.split()[0]}
     for name in PACKAGES:
@@ -39,9 +50,13 @@ def appendix(data_path, n_rows: int, exclusions: dict, seed: int, command: list[
              n_comparisons: float | None = None, frame=None) -> dict:
     """``{data, data_sha256, n_rows, [n_comparisons,] n_excluded, excluded_by_reason, versions, seed, command}``
     (``n_rows``: rows read; ``n_comparisons``: the comparisons they hold, e.g. a pair-count row holds many).
-    Data given in memory (``data_path`` None): ``data`` is ``<in memory>`` and the hash is that of the
-    validated comparisons written as CSV (``frame``)."""
+    Data given in memory (``data_path`` None, or a DataFrame): ``data`` is ``<in memory>`` and the hash
+    is that of the validated comparisons (``frame``), or of the DataFrame, written as CSV."""
     cmd = command if command is not None else ["bayesrank", *sys.argv[1:]]
+    if data_path is not None and not isinstance(data_path, (str, Path)):  # a table in memory
+        from bayesrank.data.frames import as_frame
+
+        data_path, frame = None, as_frame(data_path)
     if data_path is None:
         digest = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest() if frame is not None else ""
     return {

@@ -441,7 +441,9 @@ def review_table(path, *, claims, level: float, fragile_below: float, fast: bool
                                   f"{SE_RATIO[0]}–{SE_RATIO[1]} is noted."],
                             tables=[("published SE / binomial SE", se_table)], data={}))
     rep = appendix(path, table.n_rows, ExclusionLog().to_dict(), seed, command)
-    title = (f"Review of {path.name}: {len(answers)} claims from a published {table.layout} table "
+    from bayesrank.review.reproducibility import data_name
+
+    title = (f"Review of {data_name(path)}: {len(answers)} claims from a published {table.layout} table "
              f"({table.frame['model'].nunique()} models, {len(table.benchmarks)} benchmark(s))")
     return ReviewReport(kind="table", title=title, level=level, fragile_below=fragile_below, claims=answers,
                         sections=secs, reproducibility=rep, notes=notes, custom_rule=table_rule(level, fragile_below),

@@ -1,0 +1,218 @@
+"""Bradley–Terry on a sparse comparison graph: Newton, covariance solves and batched refits
+without a dense K × K matrix.
+
+For the zero-feature binary model (half-win or dropped ties, no position effect, no features) the
+Hessian of the loss is the weighted Laplacian of the comparison graph plus the ridge,
+
+    H(θ) = Σ_r h_r (e_i − e_j)(e_i − e_j)ᵀ + ridge·I,      h_r = n_r σ(d_r) σ(−d_r),
+
+with ``n_r`` the row's effective comparisons. A chess- or tennis-like board of K players who each
+meet a hundred or so opponents has O(100·K) nonzeros, so ``H`` is factored sparsely (SuperLU,
+minimum-degree ordering on ``H + Hᵀ``; at 3,000 players ~0.1 s where a dense Cholesky takes 0.4 s
+and a dense inverse 2 s). Without ridge ``H1 = 0``: the last player is grounded (row and column
+removed), which leaves a positive definite matrix when the graph is connected, and
+
+    solve(g) = [H_g⁻¹ (Pg)_{1..K−1}; 0] − mean,      P = I − 11ᵀ/K,
+
+is ``Q (QᵀHQ)⁻¹ Qᵀ g`` — the sum-to-zero covariance applied to ``g`` (any generalised inverse of a
+Laplacian, projected, is its pseudo-inverse). With ridge > 0, ``H`` is definite and ``1`` an
+eigenvector, so ``H⁻¹Pg`` is the same quantity.
+
+Refits of many perturbed count tables on the same rows (bootstrap resamples, audit steps) use the
+**chord** iteration ``θ ← θ − H₀⁻¹ ∇L_b(θ)`` with the one factorisation ``H₀`` of the reference fit:
+its fixed point is each table's exact MLE (the gradient vanishes there), it converges linearly at
+the rate ``‖I − H₀⁻¹H_b‖`` (~0.3 for a bootstrap resample of 300,000 games among 3,000 players:
+about 20 sweeps to 1e-10), and a sweep costs one pass over the rows and one sparse solve per table
+instead of a factorisation. A table that has not converged after ``max_iter`` sweeps is refitted by
+Newton.
+
+:data:`SPARSE_ABOVE` players is where the fits switch to this path (:func:`applies`); the dense path
+is the reference it is tested against (``tests/bt/test_sparse.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayesrank.bt.likelihood import expit
+
+#: boards with at least this many players and a sparse comparison graph use this module
+SPARSE_ABOVE = 1000
+#: ... and at most this share of the K(K−1)/2 possible pairs compared (denser graphs fill in)
+MAX_DENSITY = 0.2
+
+
+def applies(k: int, n_rows: int, *, binary: bool = True, covariates: int = 0, batch: int = 1) -> bool:
+    """Whether a fit of ``k`` players on ``n_rows`` pair rows takes the sparse path: a large board
+    (:data:`SPARSE_ABOVE`), a sparse graph (:data:`MAX_DENSITY`), the zero-feature binary model."""
+    return bool(binary and not covariates and k >= SPARSE_ABOVE and n_rows <= MAX_DENSITY * k * (k - 1) / 2)
+
+
+def laplacian(i: np.ndarray, j: np.ndarray, k: int, h: np.ndarray, ridge: float = 0.0):
+    """``Σ_r h_r (e_i − e_j)(e_i − e_j)ᵀ + ridge·I`` as a CSC matrix (duplicate pairs summed)."""
+    from scipy.sparse import coo_matrix
+
+    diag = np.bincount(i, h, k) + np.bincount(j, h, k) + ridge
+    rows = np.concatenate([i, j, np.arange(k)])
+    cols = np.concatenate([j, i, np.arange(k)])
+    vals = np.concatenate([-h, -h, diag])
+    return coo_matrix((vals, (rows, cols)), shape=(k, k)).tocsc()
+
+
+class HessianFactor:
+    """A sparse factorisation of ``H`` (module docstring) and its sum-to-zero solve."""
+
+    def __init__(self, matrix, ridge: float = 0.0):
+        from scipy.sparse.linalg import splu
+
+        self.k = matrix.shape[0]
+        self.ridge = float(ridge)
+        self.matrix = matrix
+        a = matrix if ridge > 0 else matrix[:-1, :-1]
+        self.lu = splu(a.tocsc(), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
+
+    def solve(self, g: np.ndarray) -> np.ndarray:
+        """``Q (QᵀHQ)⁻¹ Qᵀ g`` for ``g`` (K,) or (K, m)."""
+        g = np.asarray(g, dtype=float)
+        pg = g - g.mean(axis=0, keepdims=True)
+        if self.ridge > 0:
+            x = self.lu.solve(np.ascontiguousarray(pg))
+        else:
+            x = np.zeros_like(pg)
+            x[:-1] = self.lu.solve(np.ascontiguousarray(pg[:-1]))
+        return x - x.mean(axis=0, keepdims=True)
+
+    def dense_inverse(self) -> np.ndarray:
+        """``Q (QᵀHQ)⁻¹ Qᵀ`` as a dense (K, K) array (K solves; for a board's covariance shown once)."""
+        out = self.solve(np.eye(self.k))
+        return 0.5 * (out + out.T)
+
+    def dense(self) -> np.ndarray:
+        return self.matrix.toarray()
+
+
+def effective_counts(counts: np.ndarray, ties: str):
+    """(w_i, n): effective wins of the first player and effective comparisons per row (…, R)."""
+    half = 0.5 * counts[..., 2] if ties == "half" else 0.0
+    wi = counts[..., 0] + half
+    return wi, wi + counts[..., 1] + half
+
+
+def _loss_grad_curv(theta, i, j, k, wi, n, ridge):
+    """(loss, gradient (K,), per-row curvature (R,)) of the binary loss at θ (one table)."""
+    d = theta[i] - theta[j]
+    sp = np.logaddexp(0.0, d)
+    p = np.exp(d - sp)
+    loss = float((n * sp - wi * d).sum() + 0.5 * ridge * (theta**2).sum())
+    gd = n * p - wi
+    g = np.bincount(i, gd, k) - np.bincount(j, gd, k) + ridge * theta
+    return loss, g, n * p * (1.0 - p)
+
+
+@dataclass
+class SparseNewton:
+    """One sparse Newton fit: θ̂, loss and gradient there, the factorisation of ``H(θ̂)``."""
+
+    theta: np.ndarray
+    loss: float
+    gradient: np.ndarray
+    factor: HessianFactor
+    curvature: np.ndarray  # (R,) h_r at θ̂
+    iterations: int
+    converged: bool
+
+
+def newton(i, j, k: int, counts: np.ndarray, ties: str, ridge: float = 0.0, start=None, tol: float = 1e-10,
+           max_iter: int = 100) -> SparseNewton:
+    """Damped Newton on the sum-to-zero space with sparse solves (the steps and the convergence rule of
+    :func:`bayesrank.bt.mle.newton`: full step below ``tol``, backtracking where the loss went up)."""
+    wi, n = effective_counts(counts, ties)
+    theta = np.zeros(k) if start is None else np.array(np.broadcast_to(np.asarray(start, float), (1, k))[0, :k])
+    theta -= theta.mean()
+    loss, g, h = _loss_grad_curv(theta, i, j, k, wi, n, ridge)
+    factor = HessianFactor(laplacian(i, j, k, h, ridge), ridge)
+    converged, it = False, 0
+    for it in range(1, max_iter + 1):
+        step = factor.solve(g)
+        t, cand = 1.0, theta - step
+        closs, cg, ch = _loss_grad_curv(cand, i, j, k, wi, n, ridge)
+        for _ in range(50):
+            if closs <= loss + 1e-12 * abs(loss):
+                break
+            t /= 2
+            cand = theta - t * step
+            closs, cg, ch = _loss_grad_curv(cand, i, j, k, wi, n, ridge)
+        theta, loss, g, h = cand, closs, cg, ch
+        factor = HessianFactor(laplacian(i, j, k, h, ridge), ridge)
+        converged = bool(np.abs(step).max() < tol)
+        if converged:
+            break
+    return SparseNewton(theta, loss, g, factor, h, it, converged)
+
+
+def incidence(i: np.ndarray, j: np.ndarray, k: int):
+    """The (R, K) CSR design ``X`` with rows ``e_i − e_j`` (``Xθ`` = every row's d, ``Xᵀg`` = the chain rule)."""
+    from scipy.sparse import csr_matrix
+
+    r = len(i)
+    return csr_matrix((np.repeat([[1.0, -1.0]], r, axis=0).ravel(), np.column_stack([i, j]).ravel(),
+                       np.arange(0, 2 * r + 1, 2)), shape=(r, k))
+
+
+def chord(i, j, k: int, batch_counts: np.ndarray, ties: str, factor: HessianFactor, start: np.ndarray,
+          ridge: float = 0.0, tol: float = 1e-10, max_iter: int = 60, chunk: int = 64, memory: int = 4):
+    """Exact MLEs of the tables ``batch_counts`` (B, R, 3) by the chord iteration with ``factor``
+    (module docstring), warm-started at ``start`` (K,), accelerated by Anderson mixing over the last
+    ``memory`` iterates (the fixed point, hence the answer, is the chord's; ``memory=0`` is the plain
+    chord). Returns (θ (B, K), converged (B,)): a table has converged when its chord step
+    ``H₀⁻¹∇L_b(θ)`` is below ``tol``; the others keep their last iterate (refit them by Newton)."""
+    b = batch_counts.shape[0]
+    x_design = incidence(i, j, k)
+    xt = x_design.T.tocsr()
+    wi, n = effective_counts(batch_counts, ties)
+    out = np.repeat(np.asarray(start, dtype=float)[None, :k], b, axis=0)
+    ok = np.zeros(b, dtype=bool)
+    for lo in range(0, b, chunk):
+        act = np.arange(lo, min(b, lo + chunk))
+        n_t, wi_t = np.ascontiguousarray(n[act].T), np.ascontiguousarray(wi[act].T)  # (R, m) of the active tables
+        hist_x, hist_f = [], []  # per iteration: (m, K) iterates and residuals of the active tables
+        for _ in range(max_iter):
+            th = out[act]
+            d = x_design @ th.T  # (R, m)
+            np.multiply(d, 0.5, out=d)
+            np.tanh(d, out=d)
+            d += 1.0
+            d *= 0.5 * n_t  # n σ(d) with σ(d) = (1 + tanh(d/2))/2
+            d -= wi_t
+            g = (xt @ d).T + ridge * th
+            step = factor.solve(g.T).T
+            done = np.abs(step).max(axis=1) < tol
+            new = th - step
+            if memory and hist_x:  # Anderson: the combination of recent iterates with the smallest residual
+                fx = -step
+                dfs = np.stack([fx - f for f in hist_f[-memory:]], axis=1)  # (m, q, K)
+                dxs = np.stack([th - x for x in hist_x[-memory:]], axis=1)
+                gram = np.einsum("mqk,mpk->mqp", dfs, dfs) + 1e-14 * np.eye(dfs.shape[1])
+                rhs = np.einsum("mqk,mk->mq", dfs, fx)
+                try:
+                    gam = np.linalg.solve(gram, rhs[..., None])[..., 0]
+                    mixed = new - np.einsum("mq,mqk->mk", gam, dxs + dfs)
+                    new = np.where(done[:, None], new, mixed)
+                except np.linalg.LinAlgError:
+                    pass
+            hist_x.append(th)
+            hist_f.append(-step)
+            out[act] = new
+            ok[act[done]] = True
+            keep = ~done
+            act = act[keep]
+            if not keep.all():
+                n_t, wi_t = n_t[:, keep], wi_t[:, keep]
+            hist_x = [x[keep] for x in hist_x[-memory:]]
+            hist_f = [f[keep] for f in hist_f[-memory:]]
+            if not len(act):
+                break
+    out -= out.mean(axis=1, keepdims=True)
+    return out, ok
