@@ -463,7 +463,7 @@ def quick_text(report) -> str:
     if report.notes:
         lines.append(f"  {plural(len(report.notes), 'note')} in .notes")
     lines.append(report.diagnostics.line())
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)  # a name with a newline or an escape: shown
 
 
 def quick_html(report) -> str:
@@ -472,25 +472,25 @@ def quick_html(report) -> str:
     from bayesrank.quicklook import MAX_ROWS, MUTE, diagnostics_html
 
     frame = quick_claims(report).head(MAX_ROWS)
-    head = "".join(f"<th style=\"text-align:left\">{_html.escape(h)}</th>" for h in frame.columns)
+    head = "".join(f"<th style=\"text-align:left\">{html_escape(h)}</th>" for h in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False):
         claim, verdict, *rest = rec
         badge = (f"<span style=\"background:{VERDICT_COLOURS.get(verdict, MUTE)};color:#fff;font-weight:700;"
-                 f"padding:1px 6px;border-radius:9px\">{_html.escape(verdict)}</span>")
-        cells = [f"<td style=\"text-align:left\">{_html.escape(claim)}</td>", f"<td>{badge}</td>"]
-        cells += [f"<td style=\"text-align:left\">{_html.escape(v)}</td>" for v in rest]
+                 f"padding:1px 6px;border-radius:9px\">{html_escape(verdict)}</span>")
+        cells = [f"<td style=\"text-align:left\">{html_escape(claim)}</td>", f"<td>{badge}</td>"]
+        cells += [f"<td style=\"text-align:left\">{html_escape(v)}</td>" for v in rest]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (f"<p style=\"color:{MUTE};margin:4px 0\">… {len(report.claims) - MAX_ROWS} more claims in "
             "<code>.table()</code></p>" if len(report.claims) > MAX_ROWS else "")
-    joint = (f"<p style=\"margin:4px 0\"><b>Jointly.</b> {_html.escape(report.joint['text'])}</p>"
+    joint = (f"<p style=\"margin:4px 0\"><b>Jointly.</b> {html_escape(report.joint['text'])}</p>"
              if getattr(report, "joint", None) else "")
-    notes = (f"<p style=\"color:{MUTE};margin:4px 0\">{_html.escape(plural(len(report.notes), 'note'))} in "
+    notes = (f"<p style=\"color:{MUTE};margin:4px 0\">{html_escape(plural(len(report.notes), 'note'))} in "
              "<code>.notes</code></p>" if report.notes else "")
     return ("<div class=\"bayesrank-review\">"
-            f"<p style=\"margin:4px 0\"><b>{_html.escape(report.title)}</b></p>"
-            f"<p style=\"margin:4px 0\">kind {_html.escape(report.kind)} · level {esc(report.level)} · "
-            f"{_html.escape(_counts_text(report))}</p>"
+            f"<p style=\"margin:4px 0\"><b>{html_escape(report.title)}</b></p>"
+            f"<p style=\"margin:4px 0\">kind {html_escape(report.kind)} · level {esc(report.level)} · "
+            f"{html_escape(_counts_text(report))}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{joint}{notes}"
             + diagnostics_html(report)
             + f"<p style=\"color:{MUTE};margin:4px 0\">The whole page with the evidence: "

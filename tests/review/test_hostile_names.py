@@ -343,3 +343,17 @@ def test_grid_card_markdown_escapes_models_and_configurations():
     cells = " ".join(c for table in _md_tables(tokens) for r in table for c in r)
     for name in (IMG, PIPE, NEWLINE):
         assert visible(name) in cells
+
+
+def test_notebook_and_prompt_views_escape_names():
+    """``repr(report)`` (the prompt) shows controls; ``_repr_html_()`` (Jupyter) holds names as text."""
+    from bayesrank.review import review
+
+    df, names = _pairwise(np.random.default_rng(7))
+    report = review(df.assign(model_a=df["model_a"].replace(RICH, ESC)), fast=True, budget=3)
+    text = repr(report)
+    assert "\x1b" not in text and NEWLINE not in text and visible(ESC) in text
+    page = _Page()
+    page.feed(report._repr_html_())
+    assert page.tags <= PAGE_TAGS | {"code"} and not [a for a in page.attrs if a[1].lower().startswith("on")]
+    assert visible(ESC) in "".join(page.text) or visible(IMG) in "".join(page.text)
