@@ -374,7 +374,17 @@ def default_interval(ties: str, has_ties: bool, fractional: bool = False, cluste
 def constrained_covariance(hessian: np.ndarray, k: int, n_extra: int = 0) -> np.ndarray:
     """``Q (QᵀHQ)⁻¹ Qᵀ``: covariance of φ̂ under ``Σθ = 0`` from the observed information ``H``
     (``hessian`` (P,P) or (B,P,P); ``n_extra`` is ignored: P − K is read from the shape)."""
-    q = constraint_basis(k, hessian.shape[-1] - k)
+    p = hessian.shape[-1]
+    u = np.zeros(p)
+    u[:k] = 1.0
+    hu = hessian @ u
+    lam = hu[..., :1] / 1.0  # H u = λ u (the Laplacian's 1 with a ridge λ, the covariates' sums are 0)
+    if np.all(np.abs(hu - lam * u) <= 1e-9 * (1.0 + np.abs(hessian).max())) and np.all(lam > -1.0):
+        # one inverse instead of two basis products: Q (QᵀHQ)⁻¹ Qᵀ = (H + uuᵀ/K)⁻¹ − uuᵀ/(K(1 + λ))
+        pin = np.outer(u, u) / k
+        out = np.linalg.inv(hessian + pin) - pin / (1.0 + lam[..., None])
+        return 0.5 * (out + np.swapaxes(out, -1, -2))
+    q = constraint_basis(k, p - k)
     return q @ np.linalg.inv(q.T @ hessian @ q) @ q.T
 
 

@@ -5,8 +5,12 @@ the package's default covariance (Fisher without ties; half-win scores with the 
 data have ties — the default path), builds the sets and checks the *joint* statement: every
 player's true rank lies in its set (simultaneous) or one player's does (marginal).
 
-4,000 replicates per configuration: MC SE 0.34 points at 95%, so a test within 3 SEs fails a true
-93% (it would pass with probability < 1%). What has a nominal value is tested two-sided within 3
+4,000 replicates per configuration in the validation tier: MC SE 0.34 points at 95%, so a test
+within 3 SEs fails a true 93% (it would pass with probability < 1%). The default suite runs 1,000
+(band ±2.1 points): where the sets are sharp (all players equal, with and without ties) sets built
+from contrast SDs 20% too small fail it (checked once by scaling the covariance by 0.64); where the
+sets are conservative by construction the default size checks the exact implication and the
+one-sided bound, which such an error does not break at this size. What has a nominal value is tested two-sided within 3
 SEs: the simultaneous contrast event the sets are built from (all |θ̂_a − θ̂_b − (θ_a − θ_b)| ≤
 c·sd_ab), and the rank sets where they are sharp (all players equal: every true rank is 1). Where
 the sets are conservative by construction (spread-out players: coverage near 1) a two-sided test
@@ -24,6 +28,7 @@ from bayesrank.bt.likelihood import tie_model
 from bayesrank.bt.mle import bootstrap_counts, constraint_basis, newton
 from bayesrank.bt.ranks import contrast_sd, rank_confidence_sets
 from bayesrank.data.aggregate import PairCounts
+from tests.tiers import record, tiers
 
 LEVEL = 0.95
 
@@ -80,8 +85,8 @@ def report(name, rate, n):
     print(f"{name}: {rate:.4f} over {n} replicates (nominal {LEVEL}, MC SE {se(n):.4f})")
 
 
-N_REP = 4000
 N_SIM = 1000
+TIERS = tiers(default={"reps": 1000, "boot_reps": 300}, validation={"reps": 4000, "boot_reps": 1000}, scope="module")
 
 
 def run_gaussian(theta, n_per_pair, n_rep, seed, player=None, tie_rate=0.0):
@@ -130,12 +135,15 @@ def half_win_pseudo_truth(theta, n_per_pair, tie_rate):
     return res.params[0]
 
 
-def check_sets(hits, name, sharp: bool = False):
+def check_sets(hits, name, tier, sharp: bool = False):
     """The assertions of the module docstring for one configuration's hit indicators."""
     n = len(hits["contrasts"])
     rates = {key: float(v.mean()) for key, v in hits.items()}
     report(f"{name}: all contrasts covered", rates["contrasts"], n)
     report(f"{name}: all true ranks covered (stepdown)", rates["stepdown"], n)
+    for key, what in (("contrasts", "all contrasts covered"), ("stepdown", "all true ranks in their stepdown sets")):
+        record(f"rank confidence sets, {name}: {what}", tier, reps=n, rate=rates[key], mc_se=se(n),
+               bound=f"0.95 ± {3 * se(n):.3f}" if key == "contrasts" or sharp else f">= {LEVEL - 3 * se(n):.3f}")
     assert abs(rates["contrasts"] - LEVEL) <= 3 * se(n)
     assert not (hits["contrasts"] & ~hits["single"]).any()  # contrasts covered ⇒ every true rank in its single-step set
     if sharp:
@@ -146,65 +154,75 @@ def check_sets(hits, name, sharp: bool = False):
 
 
 @pytest.mark.slow
-def test_uneven_design_with_close_players():
+@TIERS
+def test_uneven_design_with_close_players(tier):
     """K = 12, θ ~ N(0, 0.4²) (several neighbours < 0.1 apart), games per pair log-uniform on 8..300
     (sparse and dense pairs, as on crowd-sourced arenas)."""
     rng = np.random.default_rng(30)
     theta = np.sort(rng.normal(0, 0.4, 12))[::-1]
     theta -= theta.mean()
     games = np.round(np.exp(rng.uniform(np.log(8), np.log(300), 66)))
-    check_sets(run_gaussian(theta, games, N_REP, seed=31), "uneven design")
+    check_sets(run_gaussian(theta, games, tier.reps, seed=31), "uneven design", tier)
 
 
 @pytest.fixture(scope="module")
-def spread_out():
+def spread_out(tier):
     """K = 10, θ equally spaced on [−1, 1] (neighbours 0.22 apart, contrast SD ≈ 0.18), 30 games per pair."""
-    return run_gaussian(np.linspace(1, -1, 10), 30, N_REP, seed=20, player=4)
+    return run_gaussian(np.linspace(1, -1, 10), 30, tier.reps, seed=20, player=4)
 
 
 @pytest.mark.slow
-def test_simultaneous_rank_sets_cover_all_true_ranks(spread_out):
-    rates = check_sets(spread_out, "spread out")
+@TIERS
+def test_simultaneous_rank_sets_cover_all_true_ranks(spread_out, tier):
+    rates = check_sets(spread_out, "spread out", tier)
     # implied by construction: stepdown sets are subsets, so they cover less often (or as often)
     assert rates["stepdown"] <= rates["single"]
-    report("true top 3 inside {a: rank_lower(a) <= 3}", rates["top3"], N_REP)
-    assert rates["top3"] >= LEVEL - 3 * se(N_REP)
+    report("true top 3 inside {a: rank_lower(a) <= 3}", rates["top3"], tier.reps)
+    assert rates["top3"] >= LEVEL - 3 * se(tier.reps)
 
 
 @pytest.mark.slow
-def test_marginal_rank_set_covers_one_players_rank(spread_out):
+@TIERS
+def test_marginal_rank_set_covers_one_players_rank(spread_out, tier):
+    n = tier.reps
     rates = {key: float(v.mean()) for key, v in spread_out.items()}
-    report("player 5's 9 contrasts covered", rates["marg_contrasts"], N_REP)
-    report("player 5's true rank in its marginal set", rates["marginal"], N_REP)
-    assert abs(rates["marg_contrasts"] - LEVEL) <= 3 * se(N_REP)
-    assert rates["marginal"] >= LEVEL - 3 * se(N_REP)
+    report("player 5's 9 contrasts covered", rates["marg_contrasts"], n)
+    report("player 5's true rank in its marginal set", rates["marginal"], n)
+    record("rank confidence sets, spread out: player 5's marginal contrasts covered", tier, reps=n,
+           rate=rates["marg_contrasts"], mc_se=se(n), bound=f"0.95 ± {3 * se(n):.3f}")
+    assert abs(rates["marg_contrasts"] - LEVEL) <= 3 * se(n)
+    assert rates["marginal"] >= LEVEL - 3 * se(n)
 
 
 @pytest.mark.slow
-def test_rank_sets_are_sharp_when_all_players_are_equal():
+@TIERS
+def test_rank_sets_are_sharp_when_all_players_are_equal(tier):
     """All θ equal: every true rank is 1 (ties share the smaller rank), covered iff nothing is
     rejected, which happens with probability exactly P(max |t| ≤ c) → level: not conservative."""
-    check_sets(run_gaussian(np.zeros(8), 30, N_REP, seed=21), "equal players", sharp=True)
+    check_sets(run_gaussian(np.zeros(8), 30, tier.reps, seed=21), "equal players", tier, sharp=True)
 
 
 @pytest.mark.slow
-def test_rank_sets_cover_on_the_ties_and_sandwich_path():
+@TIERS
+def test_rank_sets_cover_on_the_ties_and_sandwich_path(tier):
     """The default path with ties: 35% ties (Davidson truth), half-win MLE with the sandwich covariance;
     all players equal (sharp) and spread out (conservative). The contrasts are those of the half-win
     pseudo-truth (the Davidson θ itself is covered 34% of the time: a different estimand)."""
-    check_sets(run_gaussian(np.zeros(6), 40, N_REP, seed=22, tie_rate=0.35), "equal players, 35% ties, sandwich",
-               sharp=True)
-    check_sets(run_gaussian(np.linspace(0.6, -0.6, 6), 40, N_REP, seed=23, tie_rate=0.35),
-               "spread out, 35% ties, sandwich")
+    check_sets(run_gaussian(np.zeros(6), 40, tier.reps, seed=22, tie_rate=0.35), "equal players, 35% ties, sandwich",
+               tier, sharp=True)
+    check_sets(run_gaussian(np.linspace(0.6, -0.6, 6), 40, tier.reps, seed=23, tie_rate=0.35),
+               "spread out, 35% ties, sandwich", tier)
 
 
 @pytest.mark.slow
-def test_bootstrap_critical_values_cover():
-    """Nonparametric bootstrap (battles resampled, as LMArena) instead of N(0, Σ). 1,000 replicates
-    (400 bootstrap refits each): MC SE 0.69 points, a check of the bootstrap path that cannot tell
-    95% from 93% (4,000 would take four minutes)."""
+@TIERS
+def test_bootstrap_critical_values_cover(tier):
+    """Nonparametric bootstrap (battles resampled, as LMArena) instead of N(0, Σ), 400 bootstrap
+    refits per replicate. Validation tier: 1,000 replicates (MC SE 0.69 points; cannot tell 95% from
+    93%: 4,000 would take four minutes). Default suite: 300 (band ±3.8 points): a coarse check of the
+    bootstrap path; the sharp Gaussian cases above are where sets 20% too narrow are caught."""
     theta = np.linspace(0.6, -0.6, 6)
-    n_rep, n_boot = 1000, 400
+    n_rep, n_boot = tier.boot_reps, 400
     est, _, tpl, batch = simulate_fits(theta, 40, n_rep, seed=22)
     ranks = true_ranks(theta)
     model = tie_model("half")
@@ -219,5 +237,7 @@ def test_bootstrap_critical_values_cover():
         hits_r[r] = covered(rs, ranks)
     report("bootstrap: all 15 contrasts covered", hits_c.mean(), n_rep)
     report("bootstrap: all 6 true ranks covered (stepdown)", hits_r.mean(), n_rep)
+    record("rank confidence sets, bootstrap critical values: all 15 contrasts covered", tier, reps=n_rep,
+           rate=hits_c.mean(), mc_se=se(n_rep), bound=f"0.95 ± {3 * se(n_rep):.3f}")
     assert abs(hits_c.mean() - LEVEL) <= 3 * se(n_rep)
     assert hits_r.mean() >= LEVEL - 3 * se(n_rep)

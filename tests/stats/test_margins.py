@@ -22,6 +22,7 @@ from bayesrank.stats.margins import (
     z_bounds,
 )
 from tests.datasets import path as fixture
+from tests.tiers import record
 
 
 def alpaca_wins(complete: bool = True) -> pd.DataFrame:
@@ -209,5 +210,8 @@ def test_size_of_the_table_verdict_short(rho):
 def test_size_of_the_table_verdict_long(n, p, rho):
     """The long run: 10,000 replications per setting (MC SE 0.22% at 5%: tells 5% from 7%)."""
     reps = 10_000
-    rate, _ = verdict_rates(n, p, rho, reps, seed=2)
-    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+    rate, undetermined = verdict_rates(n, p, rho, reps, seed=2)
+    bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+    record(f"table verdict 'supported' at a tie: n={n}, p={p}, rho={rho}", "validation", reps=reps, rate=rate,
+           mc_se=math.sqrt(max(rate * (1 - rate), 1e-12) / reps), bound=f"<= {bound:.4f}", undetermined=undetermined)
+    assert rate <= bound
