@@ -146,6 +146,7 @@ class BradleyTerry:
         self.level = level
         self._models: dict = {}
         self._mles: dict = {}
+        self._fisher: dict = {}  # ties -> the MLE's H⁻¹ (sum-to-zero), shared by every interval of the MLE
         self._plain: dict = {}
 
     # ---------------------------------------------------------------- pieces
@@ -325,7 +326,10 @@ class BradleyTerry:
     def _fit_mle(self, ties, ci):
         params, hess, tm, _ = self.newton_fit(ties)
         kind = self.interval_for(ci, ties)
-        cov = covariance(tm, self.rows, params, hess, kind, position=self.position)
+        if ties not in self._fisher:
+            self._fisher[ties] = covariance(tm, self.rows, params, hess, "fisher", position=self.position)
+        cov = covariance(tm, self.rows, params, hess, kind, position=self.position, hinv=self._fisher[ties])
+        cov = cov.copy() if cov is self._fisher[ties] else cov  # each fit owns its covariance
         sd = np.sqrt(np.clip(np.diag(cov), 0, None))
         z = two_sided_z(self.level)
         reasons = {"cluster": f"clustered by {self.rows.cluster_name}: cluster-robust sandwich",

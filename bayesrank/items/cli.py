@@ -50,7 +50,9 @@ def run(args) -> int:
                              benchmark=args.benchmark, on_invalid="exclude" if args.exclude_invalid else "raise",
                              **{k: names[k] for k in ("model", "item", "score") if k in names})
     res = analyze_items(data, level=args.level, seed=args.seed, notes=notes)
-    out.print(res.summary())
+    from bayesrank.escape import terminal_text
+
+    out.print(terminal_text(res.summary(), keep_newlines=True))  # names models and items: plain text
     report_diagnostics(out, res.diagnostics)
     write_outputs(out, res, args, {"items_leaderboard.png": lambda: res.plot()})
     return 0

@@ -165,6 +165,7 @@ def laplace_twin(bt, seed: int = 0, draws: int = 2000):
     from dataclasses import replace
 
     from bayesrank.bt import BradleyTerry
+    from bayesrank.stats.gaussian import sum_to_zero_normal
 
     ties = bt.tie_model_for("laplace")  # the Bayesian fits' tie model (Davidson when the data have ties; as given)
     twin = BradleyTerry(bt.rows, ties=ties, ridge=1.0 / bt.prior_sigma**2, beta_ridge=1.0 / bt.beta_sigma**2,
@@ -172,7 +173,7 @@ def laplace_twin(bt, seed: int = 0, draws: int = 2000):
     fit = twin.fit("mle", ci="fisher")
     k = len(fit.players)
     rng = np.random.default_rng(seed)
-    fit.draws = rng.multivariate_normal(fit.score, fit.cov[:k, :k], size=draws, method="eigh")
+    fit.draws = sum_to_zero_normal(fit.score, fit.cov[:k, :k], draws, rng)  # eigh below 1,000 players
     fit.method = "laplace"
     fit.interval = "Laplace (NumPy twin: ridge MLE + inverse Hessian)"
     fit.diagnostics = replace(fit.diagnostics, method="newton on the ridge-penalised likelihood = the log posterior "

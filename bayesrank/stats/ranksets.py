@@ -54,9 +54,11 @@ def gaussian_errors(cov, n_sim: int, seed: int, df: float | None = None) -> np.n
     """(n_sim, K) draws of the estimation error from ``N(0, Σ)`` (the parametric bootstrap), or with
     ``df`` from the multivariate t with ``df`` degrees of freedom (``Z / sqrt(χ²_df / df)``: the
     small-sample reference of a cluster-robust covariance estimated from G clusters, df = G − 1)."""
+    from bayesrank.stats.gaussian import sum_to_zero_normal
+
     c = np.asarray(cov, dtype=float)
     rng = np.random.default_rng(seed)
-    z = rng.multivariate_normal(np.zeros(len(c)), c, size=int(n_sim), method="eigh")
+    z = sum_to_zero_normal(0.0, c, n_sim, rng)  # NumPy's eigh route below 1,000 players
     if df is not None:
         z /= np.sqrt(rng.chisquare(df, size=(len(z), 1)) / df)
     return z
@@ -69,6 +71,20 @@ def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
+    mask is empty); from 1,000 players on by the compiled pair loop of
+    :mod:`bayesrank.stats.pair_kernels` (the same numbers up to the last bit), else blocked NumPy
+    (:func:`_max_t_blocked`)."""
+    from bayesrank.stats.pair_kernels import COMPILED_ABOVE
+
+    if sd.shape[0] >= COMPILED_ABOVE and len(errors):
+        from bayesrank.stats.pair_kernels import max_t_argmax as compiled
+
+        return compiled(errors, sd, pairs)
+    return _max_t_blocked(errors, sd, pairs)
+
+
+def _max_t_blocked(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`max_t` and, per draw, the flat index ``a·K + b`` of a pair attaining it (−1 where the
     mask is empty). A pair active in both directions is computed once, as ``|Z_a − Z_b| / sd_ab``
     (``t_ba = −t_ab`` exactly), which halves the work of the full mask; one block per leading player
