@@ -39,7 +39,9 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``error: bayesrank fit: argument --top: ... (see bayesrank fit --help)``."""
 
     def error(self, message):
-        sys.stderr.write(f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
+        from bayesrank.escape import visible
+
+        sys.stderr.write(visible(f"error: {self.prog}: {message} (see `{self.prog} --help`)") + "\n")
         sys.exit(2)
 
 
@@ -114,7 +116,10 @@ def _interrupted(written: list[str]) -> int:
 
 
 def _error_line(text: str) -> None:
-    sys.stderr.write(text.rstrip() + "\n")
+    """One line on stderr: a name with a newline or a terminal escape in it is shown, not acted on."""
+    from bayesrank.escape import visible
+
+    sys.stderr.write(visible(text.rstrip()) + "\n")
 
 
 if __name__ == "__main__":

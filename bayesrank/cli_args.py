@@ -142,13 +142,13 @@ def data_options(args) -> dict:
 def print_reading(out, comps, excluded: bool = True) -> None:
     """The reading notes (encoding or delimiter detected, the columns assumed, files skipped) and
     (``excluded``) the rows excluded, one line each: nothing is assumed or dropped without a word."""
-    from rich.text import Text
+    from bayesrank.escape import terminal_text
 
-    for note in getattr(comps, "notes", None) or []:
-        out.print(Text(f"note: {note}", style="cyan"))
+    for note in getattr(comps, "notes", None) or []:  # notes and reasons quote the data: plain text
+        out.print(terminal_text(f"note: {note}", style="cyan"))
     log = getattr(comps, "excluded", None)
     if excluded and log is not None and log.total:
-        out.print(Text(f"excluded: {log.report()}", style="yellow"))
+        out.print(terminal_text(f"excluded: {log.report()}", style="yellow"))
 
 
 def add_output_args(p: argparse.ArgumentParser, level: bool = True, seed: bool = True, plots: bool = True) -> None:
@@ -241,20 +241,24 @@ def model_options(args) -> dict:
 
 def report_diagnostics(out, diagnostics) -> None:
     """Print a :class:`bayesrank.protocol.Diagnostics` line; a failed check is shown as a warning."""
+    from bayesrank.escape import rich_escape
+
     if diagnostics.converged:
-        out.print(f"[dim]{diagnostics.line()}[/]")
+        out.print(f"[dim]{rich_escape(diagnostics.line())}[/]")
     else:
-        out.print(f"[bold yellow]warning:[/] {diagnostics.line()}")
-        for m in diagnostics.messages:
-            out.print(f"[yellow]  - {m}[/]")
+        out.print(f"[bold yellow]warning:[/] {rich_escape(diagnostics.line())}")
+        for m in diagnostics.messages:  # messages may name players, judges, items
+            out.print(f"[yellow]  - {rich_escape(m)}[/]")
 
 
 def write_outputs(out, result, args, figures: dict | None = None) -> None:
     """The files every command writes the same way: ``--json PATH`` (the result's JSON, validated
     against its schema) and ``--plots DIR`` (each ``{file name: () -> Figure}`` saved as a PNG)."""
     if getattr(args, "json", None):
+        from bayesrank.escape import terminal_text
+
         result.to_json(args.json)
-        out.print(f"wrote {args.json}")
+        out.print(terminal_text(f"wrote {args.json}"))
     if getattr(args, "plots", None) and figures:
         save_figures(out, args.plots, figures)
 
@@ -277,4 +281,6 @@ def save_figures(out, folder, figures: dict) -> None:
             save_figure(fig, folder / name, dpi=120)
         finally:
             plt.close(fig)
-        out.print(f"wrote {folder / name}")
+        from bayesrank.escape import terminal_text
+
+        out.print(terminal_text(f"wrote {folder / name}"))

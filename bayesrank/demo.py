@@ -38,6 +38,7 @@ def claims_summary(report):
     from rich.table import Table
     from rich.text import Text
 
+    from bayesrank.escape import terminal_text
     from bayesrank.review.render import claim_label
 
     colour = {"supported": "green", "fragile": "yellow", "unsupported": "red"}
@@ -45,8 +46,8 @@ def claims_summary(report):
     t.add_column("verdict", no_wrap=True, width=11)
     t.add_column("claim", overflow="fold", ratio=1)
     for c in report.claims:
-        body = Text(claim_label(c), style="bold")
-        body.append("\n" + c.reason, style="default")
+        body = terminal_text(claim_label(c), style="bold")
+        body.append("\n" + terminal_text(c.reason).plain, style="default")
         t.add_row(Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"), body)
     return t
 
@@ -54,8 +55,8 @@ def claims_summary(report):
 def top_table(report, top: int):
     """The top of the leaderboard: score with its interval and the simultaneous rank set."""
     from rich.table import Table
-    from rich.text import Text
 
+    from bayesrank.escape import terminal_text
     from bayesrank.review.numbers import estimate_interval
 
     fits = report.results["fits"]
@@ -71,7 +72,7 @@ def top_table(report, top: int):
     t.add_column("rank set", justify="right", no_wrap=True)
     for r in lb.itertuples(index=False):
         lo, hi = int(r.rank_lower), int(r.rank_upper)
-        t.add_row(str(int(r.rank)), Text(str(r.player)), estimate_interval(r.score, r.lower, r.upper),
+        t.add_row(str(int(r.rank)), terminal_text(r.player), estimate_interval(r.score, r.lower, r.upper),
                   f"{lo}–{hi}" if lo != hi else str(lo))
     return t
 
@@ -87,12 +88,13 @@ def run(args) -> int:
 
     from bayesrank.cli_args import report_diagnostics
     from bayesrank.datasets import resolve
+    from bayesrank.escape import rich_escape
     from bayesrank.report import console
     from bayesrank.review.api import review
 
     out = console()
     src = resolve(args.dataset)
-    out.rule(f"bayesrank demo: {args.dataset} ({src.name})")
+    out.rule(f"bayesrank demo: {rich_escape(args.dataset)} ({rich_escape(src.name)})")
     out.print(Text("Fitting the leaderboard with every method (MLE with Fisher and sandwich intervals, bootstrap"
                    + (", MAP, Laplace and NUTS" if not args.no_nuts else ", Laplace") + ") and auditing the default "
                    "claims with verified refits.", style="dim"))
@@ -104,7 +106,7 @@ def run(args) -> int:
                         seed=args.seed, draws=args.draws, chains=args.chains, scale=args.scale,
                         command=["bayesrank", "demo", "--dataset", args.dataset]
                         + (["--no-nuts"] if args.no_nuts else []) + (["--scale", "elo"] if args.scale == "elo" else []),
-                        progress=lambda label, *_: bar.update(task, description=label))
+                        progress=lambda label, *_: bar.update(task, description=rich_escape(label)))
     elapsed = time.perf_counter() - t0
     data = next(s for s in report.sections if s.key == "data")
     out.print(Text(data.text[0]))

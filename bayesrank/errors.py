@@ -21,8 +21,9 @@ Anything else is a programming error and keeps its traceback.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAIL_ON = 1
@@ -60,14 +61,14 @@ class ExclusionLog:
     examples: dict[str, list] = field(default_factory=dict)
     unit: str = "rows"
 
-    def add(self, reason: str, n: int, example_rows=()) -> None:
+    def add(self, reason: str, n: int, example_rows: Iterable[Any] = ()) -> None:
         if n <= 0:
             return
         self.counts[reason] = self.counts.get(reason, 0) + int(n)
         ex = self.examples.setdefault(reason, [])
         ex.extend(list(example_rows)[: max(0, 5 - len(ex))])
 
-    def merge(self, other: "ExclusionLog") -> "ExclusionLog":
+    def merge(self, other: ExclusionLog) -> ExclusionLog:
         """Add ``other``'s counts and examples (in place; returns self)."""
         for reason, n in other.counts.items():
             self.add(reason, n, other.examples.get(reason, []))
@@ -75,7 +76,7 @@ class ExclusionLog:
             self.unit = other.unit
         return self
 
-    def copy(self) -> "ExclusionLog":
+    def copy(self) -> ExclusionLog:
         return ExclusionLog(dict(self.counts), {k: list(v) for k, v in self.examples.items()}, self.unit)
 
     @property

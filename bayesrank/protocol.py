@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -81,12 +82,12 @@ class Diagnostics:
     n_failed: int | None = None
     failed_policy: str | None = None
     # anything else worth reporting (PPC, PSIS-LOO, per-part details), JSON-ready scalars/dicts
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
     def optimizer(cls, method: str, success: bool, gradient_norm: float, *, iterations: int | None = None,
-                  status: str = "", gradient_tol: float = GRADIENT_TOL, **extra) -> "Diagnostics":
+                  status: str = "", gradient_tol: float = GRADIENT_TOL, **extra: Any) -> Diagnostics:
         """Optimizer success and ``‖∇‖ ≤ gradient_tol`` (the norm of the gradient actually minimised)."""
         gn = float(gradient_norm)
         msgs = []
@@ -99,7 +100,7 @@ class Diagnostics:
                    gradient_tol=float(gradient_tol), iterations=iterations, extra=dict(extra))
 
     @classmethod
-    def sampler(cls, method: str, idata, var_names=None, **extra) -> "Diagnostics":
+    def sampler(cls, method: str, idata: Any, var_names: Iterable[str] | None = None, **extra: Any) -> Diagnostics:
         """R-hat, bulk/tail ESS (rank-normalised, as ArviZ 1: :mod:`bayesrank.stats.convergence`) over
         ``var_names`` and the divergence count."""
         import numpy as np
@@ -111,7 +112,7 @@ class Diagnostics:
         chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
         x = convergence.stacked(post, names) if names else np.full((1, chains, draws), np.nan)
 
-        def worst(vals, fn):  # a constant parameter has no R-hat/ESS (NaN): left out; non-finite draws fail below
+        def worst(vals: Any, fn: Any) -> float:  # a constant parameter has no R-hat/ESS (NaN): left out; non-finite draws fail below
             vals = vals[np.isfinite(vals)]
             return float(fn(vals)) if vals.size else float("nan")
 
@@ -131,7 +132,7 @@ class Diagnostics:
 
     @classmethod
     def from_sampler_values(cls, method: str, rhat_max: float, ess_bulk_min: float, ess_tail_min: float,
-                            divergences: int, chains: int, draws: int, **extra) -> "Diagnostics":
+                            divergences: int, chains: int, draws: int, **extra: Any) -> Diagnostics:
         need = float(ESS_PER_CHAIN_MIN * chains)
         msgs = []
         if not rhat_max <= RHAT_MAX:
@@ -149,8 +150,8 @@ class Diagnostics:
                    divergences=int(divergences), chains=int(chains), draws=int(draws), extra=dict(extra))
 
     @classmethod
-    def resampling(cls, method: str, point: "Diagnostics", n_replicates: int, n_failed: int,
-                   failed_policy: str, **extra) -> "Diagnostics":
+    def resampling(cls, method: str, point: Diagnostics, n_replicates: int, n_failed: int,
+                   failed_policy: str, **extra: Any) -> Diagnostics:
         """Bootstrap-type: the point fit's diagnostics plus the count of replicates that failed."""
         msgs = list(point.messages)
         if n_failed:
@@ -162,22 +163,22 @@ class Diagnostics:
                    n_failed=int(n_failed), failed_policy=failed_policy, extra=dict(extra))
 
     @classmethod
-    def exact(cls, method: str, **extra) -> "Diagnostics":
+    def exact(cls, method: str, **extra: Any) -> Diagnostics:
         """A closed-form or counting computation: nothing to converge."""
         return cls(kind="exact", method=method, converged=True, extra=dict(extra))
 
     @classmethod
-    def combine(cls, method: str, parts: dict[str, "Diagnostics"]) -> "Diagnostics":
+    def combine(cls, method: str, parts: dict[str, Diagnostics]) -> Diagnostics:
         """Several computations in one result (e.g. a fit per benchmark): converged iff all are."""
         msgs = tuple(f"{name}: {m}" for name, d in parts.items() for m in d.messages)
         return cls(kind="composite", method=method, converged=all(d.converged for d in parts.values()), messages=msgs,
                    extra={"parts": {name: d.to_dict() for name, d in parts.items()}})
 
     # ------------------------------------------------------------------ views
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         from bayesrank.report import to_jsonable
 
-        d = {"kind": self.kind, "method": self.method, "converged": bool(self.converged),
+        d: dict[str, Any] = {"kind": self.kind, "method": self.method, "converged": bool(self.converged),
              "messages": list(self.messages)}
         for name in ("optimizer_status", "gradient_norm", "gradient_tol", "iterations", "rhat_max", "ess_bulk_min",
                      "ess_tail_min", "ess_min_required", "divergences", "chains", "draws", "n_replicates", "n_failed",
@@ -223,7 +224,10 @@ class Result(ABC):
     """
 
     schema: ClassVar[str]
-    diagnostics: Diagnostics
+    if TYPE_CHECKING:  # an attribute or a property of every subclass
+        @property
+        def diagnostics(self) -> Diagnostics: ...
+
     #: columns the quick looks show first (None: the table's first columns)
     _quick_columns: ClassVar[tuple[str, ...] | None] = None
 
@@ -308,7 +312,7 @@ SCHEMA_URN = "urn:bayesrank:schema:"
 
 
 @lru_cache(maxsize=1)
-def _registry():
+def _registry() -> Any:
     from referencing import Registry, Resource
 
     res = []

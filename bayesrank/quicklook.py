@@ -4,14 +4,16 @@ table and its convergence line, as text (``repr(result)``) and as escaped HTML
 
 Both views are short on purpose: ``MAX_ROWS`` rows and ``MAX_COLUMNS`` columns at most (the
 result's ``_quick_columns`` first); ``table()`` has every row and ``save(...)`` writes the whole
-result. Every string from the data (player, judge, benchmark names) is escaped for HTML.
+result. Every string from the data (player, judge, benchmark names) is escaped for HTML
+(:func:`bayesrank.escape.html_escape`: control characters shown).
 """
 
 from __future__ import annotations
 
-import html as _html
 import math
 from typing import TYPE_CHECKING, Any
+
+from bayesrank.escape import html_escape, visible
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,11 +74,12 @@ def _more(rows_left: int, cols_left: int) -> str:
 def text(result: Result) -> str:
     """``ClassName: headline``, the first rows of the main table, the diagnostics line."""
     frame, rows_left, cols_left = shown(result)
-    lines = [f"{type(result).__name__}: {result._headline()}"]
+    lines = [f"{type(result).__name__}: {visible(result._headline())}"]
     if len(frame.columns):
-        body = [[cell(v) for v in rec] for rec in frame.itertuples(index=False)]
-        widths = [max([len(str(c))] + [len(r[j]) for r in body]) for j, c in enumerate(frame.columns)]
-        lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(frame.columns, widths)).rstrip())
+        body = [[visible(cell(v)) for v in rec] for rec in frame.itertuples(index=False)]  # a name: one line
+        heads = [visible(c) for c in frame.columns]
+        widths = [max([len(c)] + [len(r[j]) for r in body]) for j, c in enumerate(heads)]
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(heads, widths)).rstrip())
         lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
     more = _more(rows_left, cols_left)
     if more:
@@ -91,14 +94,14 @@ def table_html(frame: pd.DataFrame) -> str:
 
     import numpy as np
 
-    head = "".join(f"<th style=\"text-align:left\">{_html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th style=\"text-align:left\">{html_escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False):
         cells = []
         for v in rec:
             num = isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_))
             style = " style=\"text-align:right\"" if num else ""
-            cells.append(f"<td{style}>{_html.escape(cell(v))}</td>")
+            cells.append(f"<td{style}>{html_escape(cell(v))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -106,7 +109,7 @@ def table_html(frame: pd.DataFrame) -> str:
 def diagnostics_html(result: Result) -> str:
     d = result.diagnostics
     colour = MUTE if d.converged else BAD
-    return f"<p style=\"color:{colour};margin:4px 0\">{_html.escape(d.line())}</p>"
+    return f"<p style=\"color:{colour};margin:4px 0\">{html_escape(d.line())}</p>"
 
 
 def html(result: Result) -> str:
@@ -114,8 +117,8 @@ def html(result: Result) -> str:
     frame, rows_left, cols_left = shown(result)
     more = _more(rows_left, cols_left)
     return ("<div class=\"bayesrank-result\">"
-            f"<p style=\"margin:4px 0\"><b>{_html.escape(type(result).__name__)}</b> · "
-            f"{_html.escape(result._headline())}</p>"
+            f"<p style=\"margin:4px 0\"><b>{html_escape(type(result).__name__)}</b> · "
+            f"{html_escape(result._headline())}</p>"
             + table_html(frame)
-            + (f"<p style=\"color:{MUTE};margin:4px 0\">… {_html.escape(more)}</p>" if more else "")
+            + (f"<p style=\"color:{MUTE};margin:4px 0\">… {html_escape(more)}</p>" if more else "")
             + diagnostics_html(result) + "</div>")

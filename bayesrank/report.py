@@ -50,13 +50,16 @@ def console(stderr: bool = False):
 
 def rich_table(df: pd.DataFrame, title: str | None = None, floatfmt: str = "{:.3f}"):
     """A rich Table from a DataFrame (floats formatted, NaN shown as '-'; a float column whose values
-    are all whole numbers, such as counts, shown as integers)."""
+    are all whole numbers, such as counts, shown as integers). Every cell, column name and the title
+    are plain text (:func:`bayesrank.escape.terminal_text`: no markup read, control characters shown)."""
     from rich.table import Table
 
-    table = Table(title=title)
+    from bayesrank.escape import terminal_text
+
+    table = Table(title=terminal_text(title) if title is not None else None)
     whole = set()
-    for col in df.columns:
-        table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
+    for col in df.columns:  # names from the data are text, never rich markup; controls shown
+        table.add_column(terminal_text(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
         if pd.api.types.is_float_dtype(df[col]):
             v = df[col].to_numpy(dtype=float)
             v = v[np.isfinite(v)]
@@ -70,5 +73,5 @@ def rich_table(df: pd.DataFrame, title: str | None = None, floatfmt: str = "{:.3
                              else floatfmt.format(v))
             else:
                 cells.append(str(v))
-        table.add_row(*cells)
+        table.add_row(*(terminal_text(c) for c in cells))
     return table

@@ -24,13 +24,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from bayesrank.blas import single_blas_thread
 
+from bayesrank.blas import single_blas_thread
 from bayesrank.bt.mle import constrained_covariance, fit_newton
 from bayesrank.data import read_comparisons
 from bayesrank.datasets import path
-from bayesrank.influence.actions import candidates
 from bayesrank.influence import audit
+from bayesrank.influence.actions import candidates
 from bayesrank.influence.objectives import top1_gap
 from bayesrank.influence.scores import all_cell_influence
 from bayesrank.influence.state import BTState, refit

@@ -41,7 +41,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from scipy.optimize import brentq
-    from scipy.stats import beta, norm, t as student_t
+    from scipy.stats import beta, norm
+    from scipy.stats import t as student_t
 
     from bayesrank.bt import DEFAULT_PRIOR_SIGMA, build_bt_model
     from bayesrank.bt.mle import constrained_covariance, fit_newton

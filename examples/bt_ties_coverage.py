@@ -49,8 +49,8 @@ threadpool_limits(limits=1, user_api="blas")
 def nuts_rows(theta, template, log_nu, n_data, seed):
     """NUTS (2 chains × 500 + 500) with half-win and Davidson likelihoods on the first datasets."""
     from bayesrank.bt import build_bt_model
-    from bayesrank.bt.mle import newton
     from bayesrank.bt.likelihood import tie_model
+    from bayesrank.bt.mle import newton
     from bayesrank.bt.pymc_model import sample_nuts
 
     batch = simulate_counts(theta, template, n_data, seed, log_nu=log_nu)  # same seed: the first datasets

@@ -159,7 +159,7 @@ def main(use_nuts: bool) -> None:
 
     # 7. figures
     for res, tag in ((res_llama, "llama"), (res_cross, "cross")):
-        for b, r in res.results.items():
+        for b, _r in res.results.items():
             ax = plots.flip_heatmap(g_llama if tag == "llama" else g_cross, b)
             ax.figure.savefig(OUT / f"flips_{tag}_{b}.png", dpi=120)
             plt.close(ax.figure)

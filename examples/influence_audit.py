@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bayesrank.influence.cli import single_blas_thread
 
 from bayesrank.data import finite_core, read_comparisons
 from bayesrank.datasets import path
+from bayesrank.influence.cli import single_blas_thread
 from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.objectives import CIObjective, SmoothTau, TopK
 from bayesrank.influence.players import degree_relation, player_removal

@@ -8,15 +8,18 @@ Run: ``python examples/influence_ci_accuracy.py``
 """
 import numpy as np
 from threadpoolctl import threadpool_limits
+
 threadpool_limits(1)
 from scipy.stats import spearmanr
+
 from bayesrank.data import finite_core, read_comparisons
 from bayesrank.datasets import path
-from bayesrank.influence.state import BTState
 from bayesrank.influence.actions import candidates
 from bayesrank.influence.baselines import exact_deltas
-from bayesrank.influence.objectives import CIObjective
 from bayesrank.influence.greedy import _state_for
+from bayesrank.influence.objectives import CIObjective
+from bayesrank.influence.state import BTState
+
 data = {"ATP": BTState.fit(finite_core(read_comparisons(path("tennis/atp_matches_2024.csv")), min_matches=1).aggregate()),
         "LLMFAO": BTState.fit(read_comparisons(path("llmfao/crowd-comparisons.csv")).aggregate())}
 print("| data | action | objective | first | linear 1sN | 1sN-plain | 1sN |")

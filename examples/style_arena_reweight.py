@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesrank.bt.reweight import pair_sampling_table
 from bayesrank.bt import BradleyTerry
+from bayesrank.bt.reweight import pair_sampling_table
 
 ARENA = "arena/chatbotarena_20240814.json"
 

@@ -1,7 +1,6 @@
 import os
 
 import matplotlib
-import pytest
 from threadpoolctl import threadpool_limits
 
 matplotlib.use("Agg")

@@ -35,6 +35,9 @@ Module-level imports are NumPy/pandas only; PyMC is imported when a Bayesian met
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from bayesrank.bt.likelihood import TIE_MODELS, tie_model
@@ -52,6 +55,13 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.rows import PairRows
 from bayesrank.errors import ExclusionLog, InputError, NumericalError
 from bayesrank.protocol import Diagnostics
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+    from bayesrank.bt.firth import FirthFit
+    from bayesrank.bt.likelihood import TieModel
+    from bayesrank.bt.mle import BootstrapFits, NewtonResult
 
 METHODS = ("mle", "map", "laplace", "nuts", "bootstrap")
 TIE_CHOICES = ("auto", *TIE_MODELS)
@@ -84,13 +94,14 @@ class BradleyTerry:
     the Bayesian methods use their prior as always).
     """
 
-    def __init__(self, data, style=(), *, ties: str = "auto", cluster: str | None = None,
+    def __init__(self, data: Any, style: str | Sequence[str] | Sequence[tuple[str, str]] = (), *, ties: str = "auto", cluster: str | None = None,
                  position_effect: bool = False, reweight: bool = False, min_pair_count: float = 50,
                  ridge: float = 0.0, beta_ridge: float = 0.0, prior_sigma: float = DEFAULT_PRIOR_SIGMA,
                  tie_prior_sigma: float = DEFAULT_TIE_PRIOR_SIGMA, beta_sigma: float = DEFAULT_BETA_SIGMA,
                  level: float = 0.95, transform: str = "normalized_diff", standardize: str = "center_scale",
-                 format: str = "auto", exclude_invalid: bool = False, columns=None, outcome_map=None,
-                 judge_cols=None, penalty: str | None = None):
+                 format: str = "auto", exclude_invalid: bool = False, columns: Mapping[str, Any] | str | None = None,
+                 outcome_map: Mapping[str, str] | str | None = None, judge_cols: str | Sequence[str] | None = None,
+                 penalty: str | None = None) -> None:
         from bayesrank.data.aggregate import pair_rows
         from bayesrank.data.features import parse_style
         from bayesrank.data.readers import read_pairwise
@@ -108,11 +119,11 @@ class BradleyTerry:
         pairs = parse_style(style)
         data = read_pairwise(data, format=format, on_invalid="exclude" if exclude_invalid else "raise",
                              columns=columns, outcome_map=outcome_map, judge_cols=judge_cols)
+        self.comparisons: Comparisons | None = None  # the comparisons read (None when given pair rows)
         if isinstance(data, Comparisons):
             self.comparisons = data
             rows = pair_rows(data, pairs, transform, standardize, cluster=cluster, ordered=bool(position_effect))
         elif isinstance(data, PairRows):
-            self.comparisons = None
             rows = data
             missing = [what for what, need, have in (
                 ("style features", bool(pairs), rows.n_features > 0), ("clusters", cluster is not None, rows.cluster is not None),
@@ -188,7 +199,7 @@ class BradleyTerry:
                                     self.rows.weighted)
         return ci
 
-    def model_for(self, ties: str):
+    def model_for(self, ties: str) -> pm.Model:
         """The PyMC model for a tie model (built once, then reused: PyTensor compiles it once per process)."""
         if ties not in self._models:
             from bayesrank.bt.pymc_model import build_bt_model
@@ -198,7 +209,7 @@ class BradleyTerry:
         return self._models[ties]
 
     @property
-    def model(self):
+    def model(self) -> pm.Model:
         """The PyMC model the Bayesian methods use (see :meth:`tie_model_for`)."""
         return self.model_for(self.tie_model_for("nuts"))
 
@@ -211,7 +222,7 @@ class BradleyTerry:
             self._plain[key] = fit_newton(self.rows.pairs(weighted=key[2]), ties, ridge=ridge)[0][: len(self.players)]
         return self._plain[key]
 
-    def newton_fit(self, ties: str | None = None):
+    def newton_fit(self, ties: str | None = None) -> tuple[np.ndarray, np.ndarray, TieModel, NewtonResult]:
         """(params, Hessian, tie model, NewtonResult) at the (penalised) MLE (cached per tie model);
         with covariates Newton starts at the plain fit (θ of the weighted pair counts, α = β = 0)."""
         ties = ties or self.tie_model_for("mle")
@@ -227,7 +238,7 @@ class BradleyTerry:
                                           beta_ridge=self.beta_ridge, start=start, checked=True)
         return self._mles[ties]
 
-    def mle(self, ties: str | None = None):
+    def mle(self, ties: str | None = None) -> tuple[np.ndarray, np.ndarray, TieModel]:
         """(params, Hessian, tie model) at the MLE."""
         return self.newton_fit(ties)[:3]
 
@@ -245,8 +256,8 @@ class BradleyTerry:
             status=f"Newton step < 1e-10 after {res.iterations} iterations" if ok else "Newton step did not fall below 1e-10",
         )
 
-    def _result(self, method, ties, params, cov, lower, upper, interval, diagnostics, plain_ridge=None,
-                **kw) -> LeaderboardFit:
+    def _result(self, method: str, ties: str, params: Any, cov: np.ndarray, lower: Any, upper: Any, interval: str,
+                diagnostics: Diagnostics, plain_ridge: float | None = None, **kw: Any) -> LeaderboardFit:
         k, a, p = len(self.players), int(self.position), self.rows.n_features
         params, lower, upper = (np.asarray(x, dtype=float) for x in (params, lower, upper))
         position = None
@@ -323,7 +334,7 @@ class BradleyTerry:
             return self._fit_laplace(method, ties, draws, seed)
         return self._fit_nuts(ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept)
 
-    def _fit_mle(self, ties, ci):
+    def _fit_mle(self, ties: str, ci: str) -> LeaderboardFit:
         params, hess, tm, _ = self.newton_fit(ties)
         kind = self.interval_for(ci, ties)
         if ties not in self._fisher:
@@ -348,14 +359,14 @@ class BradleyTerry:
         return self._result("mle", ties, params, cov, lower, upper, name, self.mle_diagnostics(ties),
                             settings=settings)
 
-    def firth_fit(self, ties: str | None = None):
+    def firth_fit(self, ties: str | None = None) -> FirthFit:
         """The :class:`bayesrank.bt.firth.FirthFit` behind ``penalty="firth"`` (for profile intervals
         of any contrast: :func:`bayesrank.bt.firth.profile_interval`)."""
         ties = ties or self.tie_model_for("mle")
         self.newton_fit(ties)
         return self._firth[ties]
 
-    def profile_intervals(self, ties: str | None = None):
+    def profile_intervals(self, ties: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) of each player's score (on Σθ = 0) by profile penalised likelihood (Firth)."""
         from bayesrank.bt.firth import profile_interval
 
@@ -364,7 +375,7 @@ class BradleyTerry:
         pi = profile_interval(self.rows, self.firth_fit(ties), np.eye(k), level=self.level, ties=ties, p_value=False)
         return pi.lower, pi.upper
 
-    def _fit_bootstrap(self, ties, n_boot, seed, failed, progress):
+    def _fit_bootstrap(self, ties: str, n_boot: int, seed: int, failed: str, progress: bool) -> LeaderboardFit:
         if failed not in FAILED_POLICIES:
             raise InputError(f"failed must be one of {FAILED_POLICIES}, got {failed!r}")
         if n_boot < 2:
@@ -394,9 +405,10 @@ class BradleyTerry:
                             draws=used, settings={"n_boot": n_boot, "seed": seed, "failed": failed,
                                                   "resampled": unit})
 
-    def _bootstrap(self, ties, n_boot, seed, start, failed, progress):
-        kw = dict(n_boot=n_boot, seed=seed, ridge=self.ridge, start=start, failed=failed, position=self.position,
-                  beta_ridge=self.beta_ridge)
+    def _bootstrap(self, ties: str, n_boot: int, seed: int, start: np.ndarray | None, failed: str,
+                   progress: bool) -> BootstrapFits:
+        kw: dict[str, Any] = dict(n_boot=n_boot, seed=seed, ridge=self.ridge, start=start, failed=failed,
+                                  position=self.position, beta_ridge=self.beta_ridge)
         if not progress:
             return bootstrap_fits(self.rows, ties, **kw)
         from rich.progress import Progress
@@ -408,7 +420,7 @@ class BradleyTerry:
     def _prior_ridge(self) -> float:
         return 1.0 / self.prior_sigma**2
 
-    def _fit_laplace(self, method, ties, draws, seed):
+    def _fit_laplace(self, method: str, ties: str, draws: int, seed: int) -> LeaderboardFit:
         from bayesrank.bt.pymc_model import map_laplace
 
         lf = map_laplace(self.model_for(ties))
@@ -417,7 +429,7 @@ class BradleyTerry:
         sd = np.sqrt(np.clip(np.diag(lf.cov), 0, None))
         diag = Diagnostics.optimizer(f"newton on the PyMC log-density ({method.upper()})", lf.converged,
                                      lf.gradient_norm, iterations=lf.iterations, status=lf.status)
-        kw = {"settings": {"beta_sigma": self.beta_sigma} if self.n_covariates else {}}
+        kw: dict[str, Any] = {"settings": {"beta_sigma": self.beta_sigma} if self.n_covariates else {}}
         if method == "laplace":
             kw["draws"] = np.random.default_rng(seed).multivariate_normal(params, lf.cov, size=draws, method="eigh")
             kw["settings"].update(draws=draws, seed=seed)
@@ -425,7 +437,8 @@ class BradleyTerry:
         return self._result(method, ties, params, lf.cov, params - z * sd, params + z * sd, interval, diag,
                             plain_ridge=self._prior_ridge(), **kw)
 
-    def _fit_nuts(self, ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept=None):
+    def _fit_nuts(self, ties: str, draws: int, tune: int, chains: int, seed: int, sampler: str, ppc: bool, loo: bool,
+                  progress: bool, target_accept: float | None = None) -> LeaderboardFit:
         if sampler not in SAMPLERS:
             raise InputError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         from bayesrank.bt.pymc_model import parameter_draws
@@ -435,7 +448,7 @@ class BradleyTerry:
 
             dens = density.BTDensity(self.rows, ties, self.prior_sigma, self.tie_prior_sigma, self.beta_sigma,
                                      self.position)
-            kw = dict(draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept)
+            kw: dict[str, Any] = dict(draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept)
             if progress:
                 from rich.console import Console
 
@@ -479,7 +492,7 @@ PROFILE_INTERVAL = "profile penalised likelihood (Firth)"
 PENALTIES = (None, "firth")
 
 
-def _check_penalty(penalty, bt) -> str | None:
+def _check_penalty(penalty: str | None, bt: BradleyTerry) -> str | None:
     """``penalty`` (None or "firth") for this model: Firth is the plain model's (ties half or drop)."""
     if penalty not in PENALTIES:
         raise InputError(f"penalty must be None or 'firth', got {penalty!r}")
@@ -495,7 +508,7 @@ def _check_penalty(penalty, bt) -> str | None:
     return penalty
 
 
-def _firth_newton(rows: PairRows, ties: str):
+def _firth_newton(rows: PairRows, ties: str) -> tuple[FirthFit, tuple[np.ndarray, np.ndarray, TieModel, NewtonResult]]:
     """Firth's fit and (θ, information, tie model, result) as :meth:`BradleyTerry.newton_fit`
     returns the MLE's (the result's gradient is the modified score, its loss −ℓ*)."""
     from bayesrank.bt.firth import binomial_rows, firth_fit, pieces
@@ -512,7 +525,7 @@ def _firth_newton(rows: PairRows, ties: str):
     return f, (f.theta[0], f.info[0], tie_model(ties), res)
 
 
-def _firth_bootstrap(rows: PairRows, ties: str, n_boot: int, seed: int, start):
+def _firth_bootstrap(rows: PairRows, ties: str, n_boot: int, seed: int, start: np.ndarray | None) -> BootstrapFits:
     """Firth refits of the resampled counts (:func:`bayesrank.bt.mle.bootstrap_counts`), as
     :class:`bayesrank.bt.mle.BootstrapFits`; replicates whose comparison graph is disconnected fail
     (and are excluded)."""
@@ -530,7 +543,7 @@ def _firth_bootstrap(rows: PairRows, ties: str, n_boot: int, seed: int, start):
     return BootstrapFits(thetas, ~ok, np.zeros(n_boot, dtype=bool), "exclude")
 
 
-def loo_summary(dt) -> dict:
+def loo_summary(dt: Any) -> dict[str, Any]:
     """PSIS-LOO over the model's rows (each aggregated pair, or each battle, is one LOO unit):
     elpd, SE, p_loo, Pareto k (:func:`bayesrank.stats.psis.psis_loo`, ArviZ 1's ``loo`` vectorised;
     r_eff from the posterior's mean ESS). Warns, as ArviZ, when a Pareto k exceeds its threshold

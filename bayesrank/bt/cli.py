@@ -93,6 +93,7 @@ def run(args) -> int:
     from bayesrank.bt.api import BradleyTerry
     from bayesrank.cli_args import print_reading
     from bayesrank.data.readers import read_pairwise
+    from bayesrank.escape import terminal_text
     from bayesrank.report import console, rich_table
 
     out = console()
@@ -134,14 +135,14 @@ def run(args) -> int:
     out.print(rich_table(table, title=f"{fit.model_description()} ({fit.method}, ties={fit.ties}, {fit.interval} "
                                       f"{fit.level:.0%}){note}"))
     excluded = getattr(data, "excluded", None)
-    out.print(
+    out.print(terminal_text(
         f"{fit.n_comparisons:g} comparisons, {len(fit.players)} players, {fit.n_excluded} excluded "
         f"({excluded.report() if excluded is not None and excluded.total else 'none'})"
         + (f"; {bt.rows.n_clusters} clusters of {bt.rows.cluster_name}" if bt.rows.cluster is not None else "")
         + (f"; inverse-propensity weights, min pair count {args.min_pair_count:g}" if args.reweight else "")
         + f"; {elapsed:.1f}s"
-    )
-    out.print(f"[dim]{fit.significance_rule()}[/]")
+    ))
+    out.print(terminal_text(fit.significance_rule(), style="dim"))
     report_diagnostics(out, fit.diagnostics)
     write_outputs(out, fit, args, {"leaderboard.png": lambda: fit.plot(top=args.top)})
     return 0

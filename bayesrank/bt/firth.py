@@ -190,7 +190,7 @@ def firth_fit(counts, ties: str = "half", batch_counts=None, tol: float = 1e-9, 
     theta[~connected] = np.nan
     active = np.flatnonzero(connected)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         sub = base[active]
         h = pieces(theta[active], i, j, y[active], n[active]).leverage
         aug = sub.copy()

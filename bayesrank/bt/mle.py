@@ -254,7 +254,7 @@ def newton(model: TieModel, counts: PairRows, batch_counts: np.ndarray | None = 
     loss, grad, hess = _objective(design, x, suff, pen)
     converged = np.zeros(b, dtype=bool)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         try:
             step = np.linalg.solve(hess + pin, grad[..., None])[..., 0]
         except np.linalg.LinAlgError:

@@ -25,8 +25,12 @@ is the inverse negative Hessian there, mapped to θ through the (linear) transfo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 from bayesrank.bt.likelihood import tie_model
 from bayesrank.data.rows import PairRows
@@ -80,7 +84,7 @@ def build_bt_model(
     *,
     position: bool = False,
     beta_sigma: float = DEFAULT_BETA_SIGMA,
-) -> "pm.Model":
+) -> pm.Model:
     """PyMC Bradley-Terry model on the rows ``counts`` (named dims ``player``, ``feature``, and
     ``pair``/``pair_obs`` for pair counts or ``battle`` (comparison rows) / ``row`` otherwise).
 
@@ -220,7 +224,7 @@ def map_laplace(model, tol: float = 1e-11, max_iter: int = 100) -> LaplaceFit:
     fn, fn_value, names, sizes, x = compile_flat_logp(model, cheap=True)
     lp, g, h, _ = fn(x)
     converged, it, status = False, 0, f"no convergence in {max_iter} iterations"
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         step = np.linalg.solve(-h, g)
         t = 1.0
         for _ in range(60):

@@ -79,8 +79,9 @@ def compact(t):
 
 def run(args) -> int:
     from bayesrank.bt.api import BradleyTerry
-    from bayesrank.cli_args import model_options
     from bayesrank.bt.ranks import analyze_ranks, plot_pairwise
+    from bayesrank.cli_args import model_options
+    from bayesrank.escape import terminal_text
     from bayesrank.report import console, rich_table
 
     top_k = parse_top_k(args.top_k)
@@ -111,8 +112,8 @@ def run(args) -> int:
         name = {"rank_lower/rank_upper": "rank_set", "marginal_rank_lower/marginal_rank_upper": "marginal_set",
                 "draws_rank_lower/draws_rank_upper": "draws_range"}.get(name, name)
         out.print(f"[dim]{name}: {method}[/]")
-    for line in ra.findings():
-        out.print(line)
+    for line in ra.findings():  # findings name players: plain text
+        out.print(terminal_text(line, keep_newlines=True))
     out.print(f"fit and rank analysis: {elapsed:.1f} s")
     report_diagnostics(out, ra.diagnostics)
     write_outputs(out, ra, args, {"rank_spread.png": ra.plot,

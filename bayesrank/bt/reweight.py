@@ -36,7 +36,7 @@ def inverse_propensity_weights(data, min_pair_count: float = 50, normalize: bool
     return w
 
 
-def pair_sampling_table(data) -> "pd.DataFrame":  # noqa: F821
+def pair_sampling_table(data) -> pd.DataFrame:  # noqa: F821
     """player_a, player_b, n_battles, weight per unordered pair (weights as applied)."""
     import pandas as pd
 

@@ -36,8 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesrank.bt.likelihood import expit
-
 #: boards with at least this many players and a sparse comparison graph use this module
 SPARSE_ABOVE = 1000
 #: ... and at most this share of the K(K−1)/2 possible pairs compared (denser graphs fill in)
@@ -134,7 +132,7 @@ def newton(i, j, k: int, counts: np.ndarray, ties: str, ridge: float = 0.0, star
     loss, g, h = _loss_grad_curv(theta, i, j, k, wi, n, ridge)
     factor = HessianFactor(laplacian(i, j, k, h, ridge), ridge)
     converged, it = False, 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         step = factor.solve(g)
         t, cand = 1.0, theta - step
         closs, cg, ch = _loss_grad_curv(cand, i, j, k, wi, n, ridge)

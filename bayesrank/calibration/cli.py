@@ -104,12 +104,10 @@ def _apply_columns(args) -> list[str] | None:
 
 def load_records(args):
     """The records DATA names (see module docstring), validated."""
-    from .readers import read_boolq_file, read_openai_logprobs
-    from .records import from_frame
-
     from bayesrank.datasets import resolve  # files as given, else bundled short names
 
-    from .records import concat
+    from .readers import read_boolq_file, read_openai_logprobs
+    from .records import concat, from_frame
 
     exclude_invalid = bool(getattr(args, "exclude_invalid", False))
     path = resolve(args.data.removeprefix("bundled:"))  # 'bundled:boolq': an old spelling of 'boolq'
@@ -183,10 +181,12 @@ def run(args) -> int:
         report = analyze(records, by=by, estimators=estimators, scores=scores, n_boot=args.n_boot, seed=args.seed,
                          level=args.level, posterior=not args.no_posterior, strict=args.strict,
                          posterior_kwargs={"draws": args.draws, "tune": args.draws, "nuts_sampler": args.sampler})
+    from bayesrank.escape import rich_escape
+
     for x in w:
         if issubclass(x.category, ProtocolWarning):
-            con.print(f"[yellow]ProtocolWarning:[/] {x.message}")
-    con.print(f"[bold]records:[/] {records.summary()}")
+            con.print(f"[yellow]ProtocolWarning:[/] {rich_escape(x.message)}")
+    con.print(f"[bold]records:[/] {rich_escape(records.summary())}")
     cols = [*by, "estimator", "n", "verbal", "token", "gap", "gap_lower", "gap_upper", "posterior_mean", "posterior_lower",
             "posterior_upper", "p_gap_negative", "protocol_complete"]
     tab = report.table()
@@ -206,8 +206,8 @@ def run(args) -> int:
         ppc = report.posterior.ppc_summary()
         bad = ppc[ppc["bins_outside"] > 0]
         for _, r in bad.iterrows():
-            con.print(f"[yellow]posterior predictive check:[/] {r['cell']} {r['signal']}: {r['bins_outside']} of "
-                      f"{r['bins']} bins outside the 90% band ({r['items_in_bins_outside']} items)")
+            con.print(f"[yellow]posterior predictive check:[/] {rich_escape(r['cell'])} {rich_escape(r['signal'])}: "
+                      f"{r['bins_outside']} of {r['bins']} bins outside the 90% band ({r['items_in_bins_outside']} items)")
     report_diagnostics(con, report.diagnostics)
     write_outputs(con, report, args, figures=_figures(report))
     return 0

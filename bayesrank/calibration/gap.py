@@ -294,7 +294,7 @@ def analyze(
 
     # protocol cards (checked once per group, before any heavy work, so strict fails fast)
     cards = {}
-    for name, gdict, g in groups:
+    for name, _gdict, g in groups:
         levels = {col: g[col].unique() for col in PROTOCOL_COLUMNS if col in g.columns}
         cards[name] = card_from_levels(levels, ",".join(estimators))
         cards[name].check(strict=strict, where=name)

@@ -52,7 +52,7 @@ class ProtocolCard:
         d["complete"] = not self.missing
         return d
 
-    def check(self, strict: bool = False, where: str = "") -> "ProtocolCard":
+    def check(self, strict: bool = False, where: str = "") -> ProtocolCard:
         """Warn (or raise under ``strict``) when checklist fields are unspecified."""
         miss = self.missing
         if miss:

@@ -185,7 +185,7 @@ def read_openai_logprobs(
     if readout not in READOUTS:
         raise InputError(f"unknown token readout {readout!r}; expected one of {READOUTS}")
     rows = []
-    for i, it in enumerate(items):
+    for _i, it in enumerate(items):
         resp = it.get("response", it)
         choice = resp["choices"][0] if "choices" in resp else resp
         toks, lps, tops = _content_tokens(choice.get("logprobs"))

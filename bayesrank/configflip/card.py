@@ -120,7 +120,7 @@ def build_card(rows: pd.DataFrame, axes: list[str], *, grid: EvalGrid | None = N
     gaps = {f: sum(1 for e in entries if e[f] is None) for f in PROVENANCE_FIELDS}
     gaps["decoding.temperature"] = sum(1 for e in entries if e["decoding"]["temperature"] is None)
     card = {"grid_card_version": SCHEMA_VERSION, "title": title,
-            "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "created": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "range": range_spec or "full", "axes": list(axes), "entries": entries, "claims": claims,
             "disclosure_gaps": {k: v for k, v in gaps.items()}}
     validate_card(card)
@@ -140,10 +140,14 @@ def validate_card(card: dict) -> None:
 
 
 def render_markdown(card: dict, max_entries: int = 200) -> str:
-    """Human-readable card: provenance table per score, then the pairwise claims with rho_flip."""
-    L = [f"# {card.get('title', 'GRID card')}", "",
-         f"GRID card v{card['grid_card_version']} · created {card['created']} · range `{card['range']}` · "
-         f"axes: {', '.join(card['axes'])}", "", "## Scores and their configuration", "",
+    """Human-readable card: provenance table per score, then the pairwise claims with rho_flip. Every
+    value from the data (models, benchmarks, configuration values, harness fields) goes through
+    :func:`bayesrank.escape.markdown_escape`: no HTML, link or table syntax passes through."""
+    from bayesrank.escape import markdown_escape as md
+
+    L = [f"# {md(card.get('title', 'GRID card'))}", "",
+         f"GRID card v{md(card['grid_card_version'])} · created {md(card['created'])} · range {md(card['range'])} · "
+         f"axes: {md(', '.join(map(str, card['axes'])))}", "", "## Scores and their configuration", "",
          "| model | benchmark | configuration | score | n | harness (version/commit) | revision | quant | "
          "template hash | decoding | few-shot (seed) | scoring | item subset |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -152,21 +156,22 @@ def render_markdown(card: dict, max_entries: int = 200) -> str:
         dec = e["decoding"]
         dec_s = "—" if dec["temperature"] is None and dec["do_sample"] is None else \
             f"T={dec['temperature']}, sample={dec['do_sample']}"
-        L.append(f"| {e['model']} | {e['benchmark']} | {config_label(e['configuration'].values(), e['configuration'])}"
-                 f" | {e['score']:.4f} | {e['n_items'] or '—'} | {e['harness'] or '—'} "
-                 f"({e['harness_version'] or '—'}/{short(e['harness_commit'])}) | {e['model_revision'] or '—'} | "
-                 f"{e['quantisation'] or '—'} | {short(e['template_hash'])} | {dec_s} | "
-                 f"{e['num_fewshot'] if e['num_fewshot'] is not None else '—'} ({e['fewshot_seed'] or '—'}) | "
-                 f"{e['scoring_rule'] or '—'} | {short(e['item_subset_hash'])} |")
+        cells = [e["model"], e["benchmark"], config_label(e["configuration"].values(), e["configuration"]),
+                 f"{e['score']:.4f}", e["n_items"] or "—",
+                 f"{e['harness'] or '—'} ({e['harness_version'] or '—'}/{short(e['harness_commit'])})",
+                 e["model_revision"] or "—", e["quantisation"] or "—", short(e["template_hash"]), dec_s,
+                 f"{e['num_fewshot'] if e['num_fewshot'] is not None else '—'} ({e['fewshot_seed'] or '—'})",
+                 e["scoring_rule"] or "—", short(e["item_subset_hash"])]
+        L.append("| " + " | ".join(md(c) for c in cells) + " |")
     if len(card["entries"]) > max_entries:
         L.append(f"\n… {len(card['entries']) - max_entries} more entries in the JSON/YAML card.")
     L += ["", "## Pairwise claims and their contradiction rate", "",
           "| benchmark | claim | N+ | N− | ties | ρ_flip | strict-reversal-free |", "|---|---|---|---|---|---|---|"]
     for c in card["claims"]:
-        L.append(f"| {c['benchmark']} | {c['verdict']} | {c['n_plus']} | {c['n_minus']} | {c['n_ties']} | "
+        L.append(f"| {md(c['benchmark'])} | {md(c['verdict'])} | {c['n_plus']} | {c['n_minus']} | {c['n_ties']} | "
                  f"{c['rho_flip']:.3f} | {'yes' if c['strict_order_free'] else 'no'} |")
     L += ["", "## Disclosure gaps (entries with the field unrecorded)", ""]
-    L += [f"- {k}: {v} of {len(card['entries'])}" for k, v in card["disclosure_gaps"].items()]
+    L += [f"- {md(k)}: {v} of {len(card['entries'])}" for k, v in card["disclosure_gaps"].items()]
     return "\n".join(L) + "\n"
 
 

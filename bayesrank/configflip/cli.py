@@ -81,8 +81,8 @@ def _grid_from_args(args, rows, per_item: bool):
 
 
 def _run_configflip(args) -> int:
-    from rich.markup import escape
-
+    from bayesrank.escape import rich_escape as escape
+    from bayesrank.escape import terminal_text
     from bayesrank.report import console, rich_table
 
     from .analysis import analyze
@@ -96,7 +96,7 @@ def _run_configflip(args) -> int:
     out = console()
     out.width = max(out.width, 150)
     for w in caught:
-        out.print(f"[yellow]warning:[/] {w.message}")
+        out.print(f"[yellow]warning:[/] {escape(w.message)}")
     post_kw = {"random_seed": args.seed}
     if args.posterior == "nuts":
         post_kw.update(draws=args.draws, tune=args.tune, chains=args.chains, cores=args.chains,
@@ -121,7 +121,7 @@ def _run_configflip(args) -> int:
             out.print(f"    residual = {escape(a.residual_holds)}")
             if args.verbose:
                 out.print(rich_table(a.table[["term", "sum_sq", "df", "share", "partial_eta_sq", "F", "p"]],
-                                     title=escape(f"{b}: Type-II ANOVA {a.name}")))
+                                     title=f"{b}: Type-II ANOVA {a.name}"))
         if r.posterior is not None:
             report_diagnostics(out, r.posterior.diagnostics)
     if res.pooled_anova is not None:
@@ -136,16 +136,16 @@ def _run_configflip(args) -> int:
         out.print(rich_table(t[["claim", "benchmark", "config", "n_items", "diff", "n10", "n01", "test", "p_value",
                                 "p_holm", "mde", "items_needed"]], title="paired tests per configuration"))
     if res.excluded.total:
-        out.print(f"[yellow]excluded:[/] {res.excluded.report()}")
+        out.print(f"[yellow]excluded:[/] {escape(res.excluded.report())}")
     if len(res.missing_cells):
         out.print(f"[yellow]missing cells (not imputed):[/] {len(res.missing_cells)}")
     report_diagnostics(out, res.diagnostics)
     if args.json:
         res.to_json(args.json)
-        out.print(f"wrote {args.json}")
+        out.print(terminal_text(f"wrote {args.json}"))
     if args.plots:
         _plots(res, args.plots)
-        out.print(f"wrote figures to {args.plots}")
+        out.print(terminal_text(f"wrote figures to {args.plots}"))
     return 0
 
 
@@ -204,7 +204,9 @@ def _run_card(args) -> int:
     if args.json:
         write_card(card, args.json, markdown=False)
         msg += f"; JSON {args.json}"
-    console().print(msg)
+    from bayesrank.escape import terminal_text
+
+    console().print(terminal_text(msg))
     return 0
 
 

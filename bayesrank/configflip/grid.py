@@ -70,7 +70,7 @@ class EvalGrid:
         n_items: str | None = None,
         stderr: str | None = None,
         score_range: tuple[float, float] | None = (0.0, 1.0),
-    ) -> "EvalGrid":
+    ) -> EvalGrid:
         """Tidy table -> grid. ``axes=None`` takes every column that is not model/benchmark/score/n.
 
         ``benchmark=None`` treats the whole table as one benchmark named ``"all"``.
@@ -142,7 +142,7 @@ class EvalGrid:
         item: str = "item",
         correct: str = "correct",
         keep: list[str] | tuple[str, ...] = (),
-    ) -> "EvalGrid":
+    ) -> EvalGrid:
         """Per-item correctness (0/1, or a fraction in [0, 1]) -> grid of accuracies with item counts.
 
         ``keep``: further per-item columns carried in ``items`` (e.g. a cluster column for paired tests)."""
@@ -208,7 +208,7 @@ class EvalGrid:
         d = self.data if benchmark is None else self.data[self.data[BENCHMARK] == benchmark]
         return {a: list(pd.unique(d[a])) for a in self.axes}
 
-    def benchmark(self, name: str) -> "EvalGrid":
+    def benchmark(self, name: str) -> EvalGrid:
         if name not in self.benchmarks:
             raise InputError(f"no benchmark {name!r}; benchmarks: {self.benchmarks}")
         d = self.data[self.data[BENCHMARK] == name].reset_index(drop=True)
@@ -260,7 +260,7 @@ class EvalGrid:
         ids = sorted(pd.unique(d["item"]))
         return hashlib.sha256("\n".join(ids).encode()).hexdigest()
 
-    def filter(self, mask: pd.Series) -> "EvalGrid":
+    def filter(self, mask: pd.Series) -> EvalGrid:
         d = self.data[mask.to_numpy()].reset_index(drop=True)
         items = None
         if self.items is not None:

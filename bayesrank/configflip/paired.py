@@ -20,7 +20,6 @@ import pandas as pd
 
 from bayesrank.errors import InputError
 from bayesrank.protocol import Diagnostics, Result
-
 from bayesrank.stats.paired import (  # noqa: F401  (the shared statistics, re-exported for this room's users)
     cluster_se,
     detectable_effect,

@@ -203,7 +203,7 @@ class FlipPosterior:
 
     def fit(self, method: str = "nuts", draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int = 2,
             random_seed: int = 0, target_accept: float | None = None, nuts_sampler: str = "auto",
-            progressbar: bool = False) -> "FlipResult":
+            progressbar: bool = False) -> FlipResult:
         """``method="nuts"``: hierarchical posterior; ``"mle"``: no-pooling normal approximation.
 
         ``nuts_sampler``: ``"nutpie"`` (default via ``"auto"`` when installed; JAX backend when JAX is
@@ -243,7 +243,7 @@ class FlipPosterior:
         eta = idata["posterior"]["eta"].stack(sample=("chain", "draw")).transpose("sample", "player", "config")
         return FlipResult(self, eta.to_numpy(), method="nuts", idata=idata, diagnostics=diag)
 
-    def _fit_mle(self, n_draws: int, seed: int) -> "FlipResult":
+    def _fit_mle(self, n_draws: int, seed: int) -> FlipResult:
         from bayesrank.protocol import Diagnostics
 
         obs = self.observed()

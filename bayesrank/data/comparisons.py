@@ -129,7 +129,7 @@ class _Invalid:
 
     def first_error(self, keep: np.ndarray):
         """(mask, detail) of the first group with a row still kept, all its entries together."""
-        for mask, reason, detail, group in self.order:
+        for mask, _reason, detail, group in self.order:
             if not (mask & keep).any():
                 continue
             if group is None:
@@ -174,7 +174,7 @@ class Comparisons:
         notes=None,
         mapping: dict | None = None,
         display: dict | None = None,
-    ) -> "Comparisons":
+    ) -> Comparisons:
         """Validate a DataFrame of comparisons.
 
         Invalid rows — a missing or empty player name, a self-comparison, an outcome that is neither
@@ -262,7 +262,7 @@ class Comparisons:
                 n = int(hit.sum())
                 raise InputError(f"{origin.describe(df.index[hit])}: {detail}"
                                  + (f" ({n:,} rows)" if n > 1 else "") + f"; {EXCLUDE_FLAG}")
-        for mask, reason, detail, group in found.order:
+        for mask, reason, _detail, _group in found.order:
             hit = mask & keep
             if hit.any():
                 log.add(reason, int(hit.sum()), origin.places(df.index[hit]))
@@ -323,7 +323,7 @@ class Comparisons:
         """Total comparison count (sum of frequency weights)."""
         return float(self.frame["weight"].sum())
 
-    def subset(self, mask) -> "Comparisons":
+    def subset(self, mask) -> Comparisons:
         """Rows where ``mask`` is true (players absent from the subset disappear; messages about the
         kept rows still name their file lines)."""
         mask = np.asarray(mask)
@@ -331,7 +331,7 @@ class Comparisons:
                              np.flatnonzero(mask) if mask.dtype == bool else mask)
         return Comparisons(frame, self.excluded.copy(), self.source, list(self.notes), dict(self.mapping))
 
-    def exclude(self, mask, reason: str) -> "Comparisons":
+    def exclude(self, mask, reason: str) -> Comparisons:
         """The comparisons without the rows where ``mask`` is true, which are counted in ``excluded``
         under ``reason`` (with up to five of their file lines)."""
         mask = np.asarray(mask, dtype=bool)

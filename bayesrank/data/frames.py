@@ -5,11 +5,14 @@ rows keep the DataFrame's index, and messages name rows by that index (``row 7 (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from bayesrank.errors import InputError
+
+if TYPE_CHECKING:
+    from bayesrank.data.tables import Table
 
 FRAME_SOURCE = "<frame>"
 
@@ -40,7 +43,7 @@ def as_frame(data: Any) -> pd.DataFrame:
     raise InputError(f"cannot read a {type(data).__name__} as a table; expected a pandas DataFrame or a pyarrow Table")
 
 
-def frame_table(data: Any):
+def frame_table(data: Any) -> Table:
     """A :class:`~bayesrank.data.tables.Table` over an in-memory table (no copy of a DataFrame):
     rows keep their index labels, which messages show as they are."""
     from bayesrank.data.origin import Origin

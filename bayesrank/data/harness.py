@@ -28,6 +28,7 @@ import pandas as pd
 
 from bayesrank.errors import InputError
 
+
 def _text(path: Path) -> str:
     """A file's text (UTF-8 with or without BOM, UTF-16 with BOM; other bytes as Windows-1252:
     :func:`bayesrank.data.tables.decode`); an empty file is an error."""

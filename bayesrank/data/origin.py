@@ -9,8 +9,8 @@ file), so reading stays as fast as ``pandas.read_csv``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class Origin:
     _cache: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
-    def frame(cls) -> "Origin":
+    def frame(cls) -> Origin:
         return cls()
 
     def _line_array(self) -> np.ndarray | None:

@@ -15,7 +15,6 @@ JSON keys); pass ``format=`` to override. Formats:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np

@@ -152,7 +152,7 @@ class PairRows:
         return np.column_stack([np.ones(self.n_rows), self.X]) if self.n_features else np.ones((self.n_rows, 1))
 
     # ------------------------------------------------------------------ derived data
-    def replace(self, **changes) -> "PairRows":
+    def replace(self, **changes) -> PairRows:
         """A copy with some fields replaced (``counts=``, ``X=``, ``weight=``, ``cluster=``, ``i=``, ``j=``, …)."""
         kw = dict(players=self.players, i=self.i, j=self.j, counts=self._counts, X=self.X, features=self.features,
                   transform=self.transform, weight=self._weight, cluster=self.cluster, cluster_name=self.cluster_name,
@@ -160,11 +160,11 @@ class PairRows:
         kw.update(changes)
         return PairRows(**kw)
 
-    def with_counts(self, counts: np.ndarray) -> "PairRows":
+    def with_counts(self, counts: np.ndarray) -> PairRows:
         """Same rows, new (R, 3) counts."""
         return self.replace(counts=counts)
 
-    def append(self, i, j, counts, X=None, weight=None) -> "PairRows":
+    def append(self, i, j, counts, X=None, weight=None) -> PairRows:
         """Rows added at the end (e.g. an audit's added comparisons); each gets a cluster of its own."""
         i, j = np.atleast_1d(i).astype(np.int64), np.atleast_1d(j).astype(np.int64)
         n = len(i)
@@ -179,7 +179,7 @@ class PairRows:
 
     @classmethod
     def from_shares(cls, players, i, j, share, total=None, *, X=None, features=None, weight=None, cluster=None,
-                    cluster_name=None, transform=None) -> "PairRows":
+                    cluster_name=None, transform=None) -> PairRows:
         """Comparison rows (``unit=True``, ordered) from the share of each row won by player ``i``
         (``share`` ∈ [0, 1]) and its number of comparisons ``total`` (default 1): counts
         ``[y·f, (1 − y)·f, 0]`` (a share of ½ is a tie under half-wins)."""
@@ -189,7 +189,7 @@ class PairRows:
                    features=features, weight=weight, cluster=cluster, cluster_name=cluster_name, transform=transform,
                    unit=True, ordered=True)
 
-    def with_totals(self, total) -> "PairRows":
+    def with_totals(self, total) -> PairRows:
         """The same rows with ``total[r]`` comparisons each (outcome shares kept)."""
         f = np.asarray(total, dtype=float)
         old = self.total
@@ -197,23 +197,23 @@ class PairRows:
             raise ValueError("a row without comparisons has no outcome shares to scale up")
         return self.with_counts(self._counts * np.divide(f, old, out=np.zeros_like(f), where=old > 0)[:, None])
 
-    def with_shares(self, share) -> "PairRows":
+    def with_shares(self, share) -> PairRows:
         """The same rows with outcome shares ``share`` won by player i (counts ``[y·f, (1 − y)·f, 0]``)."""
         y, f = np.asarray(share, dtype=float), self.total
         return self.with_counts(np.column_stack([y * f, (1 - y) * f, np.zeros(len(y))]))
 
-    def without_features(self) -> "PairRows":
+    def without_features(self) -> PairRows:
         """The same rows without feature columns (the plain model on the same comparisons)."""
         return self.replace(X=np.zeros((self.n_rows, 0)), features=[], transform={})
 
-    def subset(self, mask) -> "PairRows":
+    def subset(self, mask) -> PairRows:
         """The rows where ``mask`` is true (cluster codes and players kept)."""
         m = np.asarray(mask)
         return self.replace(i=self.i[m], j=self.j[m], counts=self._counts[m], X=self.X[m],
                             weight=None if self._weight is None else self._weight[m],
                             cluster=None if self.cluster is None else self.cluster[m])
 
-    def without_ties(self) -> "PairRows":
+    def without_ties(self) -> PairRows:
         """Tie counts removed (comparison rows that held only ties are dropped), counted in
         ``excluded`` as ``tie (ties='drop')``."""
         log = ExclusionLog(dict(self.excluded.counts), {k: list(v) for k, v in self.excluded.examples.items()})
@@ -225,7 +225,7 @@ class PairRows:
         out = self.replace(counts=counts, excluded=log)
         return out.subset(counts.sum(axis=1) > 0) if self.unit else out
 
-    def pairs(self, weighted: bool = False) -> "PairRows":
+    def pairs(self, weighted: bool = False) -> PairRows:
         """The zero-feature aggregate: one row per unordered pair ``i < j`` with the summed counts
         (importance weights multiplied in when ``weighted``): the plain Bradley–Terry data (cached)."""
         cache = self.__dict__.setdefault("_pairs_cache", {})
@@ -234,7 +234,7 @@ class PairRows:
             cache[key] = self._aggregate_pairs(key)
         return cache[key]
 
-    def _aggregate_pairs(self, weighted: bool) -> "PairRows":
+    def _aggregate_pairs(self, weighted: bool) -> PairRows:
         k = self.n_players
         swap = self.i > self.j
         c = self.weighted_counts() if weighted else self._counts

@@ -284,8 +284,8 @@ def _stream_layout(names, format: str, mapping: dict):
     return "mapped", lay
 
 
-def _result(acc: "_CountAccumulator", log: ExclusionLog, rows: int, files: list[str], fmt: str,
-            notes=()) -> "StreamedCounts":
+def _result(acc: _CountAccumulator, log: ExclusionLog, rows: int, files: list[str], fmt: str,
+            notes=()) -> StreamedCounts:
     pc = acc.result()
     return StreamedCounts(pc.players, pc.i, pc.j, pc.wins_i, pc.wins_j, pc.ties, excluded=log, rows=rows,
                           files=files, format=fmt, notes=list(notes))

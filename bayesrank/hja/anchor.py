@@ -49,7 +49,7 @@ class HJAParams:
     def singular_values(self) -> np.ndarray:
         return np.linalg.norm(self.U, axis=0)
 
-    def copy(self) -> "HJAParams":
+    def copy(self) -> HJAParams:
         return HJAParams(self.gamma.copy(), self.mu.copy(), self.U.copy(), self.V.copy())
 
     def to_vector(self) -> np.ndarray:
@@ -57,7 +57,7 @@ class HJAParams:
         return np.concatenate([self.mu, self.gamma, self.V.ravel(), self.U.ravel()])
 
     @classmethod
-    def from_vector(cls, theta: np.ndarray, n_judges: int, n_items: int, rank: int) -> "HJAParams":
+    def from_vector(cls, theta: np.ndarray, n_judges: int, n_items: int, rank: int) -> HJAParams:
         K, N, r = n_judges, n_items, rank
         mu = theta[:N]
         gamma = theta[N:N + K]

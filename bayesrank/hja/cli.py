@@ -81,7 +81,6 @@ def run(args) -> int:
         raise InputError("the data have no judge column: pass --judge-col COL (or --columns judge=COL, or "
                          "--judge-cols COL,COL,... for one outcome column per judge)")
     from bayesrank.cli_args import print_reading
-    from bayesrank.report import console
 
     print_reading(console(), comps, excluded=False)  # the header line below counts the exclusions
     hja = HJA(comps, rank=rank, min_per_judge=args.min_per_judge, level=args.level, seed=args.seed)
@@ -103,16 +102,16 @@ def run(args) -> int:
     else:
         fit = hja.fit(args.method)
     out = console()
-    out.print(f"HJA rank {fit.rank} ({fit.method}; {fit.interval_kind} intervals, level {fit.level:g}); "
+    from bayesrank.escape import terminal_text
+
+    out.print(terminal_text(f"HJA rank {fit.rank} ({fit.method}; {fit.interval_kind} intervals, level {fit.level:g}); "
               f"{fit.counts.total:g} comparisons, {fit.counts.n_judges} judges, {fit.counts.n_items} players; "
-              f"{fit.counts.excluded.report()}")
+              f"{fit.counts.excluded.report()}"))
     report_diagnostics(out, fit.diagnostics)
     if hja.rank_selection is not None:
         out.print(rich_table(hja.rank_selection, title="rank selection (held-out log-loss per comparison)"))
     if hja.rank_fallback:
-        from rich.text import Text
-
-        out.print(Text(hja.rank_fallback, style="yellow"))
+        out.print(terminal_text(hja.rank_fallback, style="yellow"))
     out.print(rich_table(fit.table(), title="consensus μ (rank_ci: pairwise-contrast rule; rank_ub: LMArena)"))
     out.print(rich_table(fit.judge_table(), title="judges: sensitivity γ, residual ‖U_k‖, influence flag"))
     if fit.model_check:

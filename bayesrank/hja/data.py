@@ -50,7 +50,7 @@ class JudgePairCounts:
     def per_judge(self) -> pd.Series:
         return pd.Series(np.bincount(self.k, self.n, self.n_judges), index=self.judges, name="n_comparisons")
 
-    def with_counts(self, y: np.ndarray, n: np.ndarray) -> "JudgePairCounts":
+    def with_counts(self, y: np.ndarray, n: np.ndarray) -> JudgePairCounts:
         """Same rows, new counts (rows with n = 0 are kept; they carry no likelihood)."""
         return JudgePairCounts(self.judges, self.items, self.k, self.i, self.j, np.asarray(y, float),
                                np.asarray(n, float), self.excluded)

@@ -79,7 +79,7 @@ def manifold_newton(counts: JudgePairCounts, p: HJAParams, anchors=None, max_ite
     loss = neg_loglik(counts, p)
     g = gradient(counts, p)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         if np.linalg.norm(g) <= gtol:
             return p, it - 1, True
         T = null_space(constraint_jacobian(p))
@@ -226,7 +226,7 @@ def alternating_fit(
     converged = False
     it = 0
     scale = max(1.0, counts.total)
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         S_old = p.scores
         p = reanchor(_judge_block(counts, p, rho, newton_steps), anchors)
         p = reanchor(_item_block(counts, p, rho, newton_steps), anchors)

@@ -16,12 +16,12 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from bayesrank.errors import InputError
-from bayesrank.protocol import Diagnostics, Result
-from bayesrank.report import to_jsonable
 from bayesrank.hja.anchor import HJAParams, constraint_violations, sign_anchors
 from bayesrank.hja.data import JudgePairCounts, from_comparisons, validate
 from bayesrank.hja.fisher import deviation_gradient, manifold_covariance, probability_gradient, slices
 from bayesrank.hja.mle import fit_constrained_mle, linear_predictor
+from bayesrank.protocol import Diagnostics, Result
+from bayesrank.report import to_jsonable
 
 METHODS = ("mle", "laplace", "nuts")
 

@@ -221,7 +221,7 @@ def map_laplace(model, start: dict | None = None, tol: float = 1e-9, max_iter: i
     x = ravel(to_value_point(model, start) if start is not None else model.initial_point())
     lp, g, _ = f(x)
     it, status = 0, "iteration limit"
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         if np.linalg.norm(g) <= tol:
             status = "gradient below tolerance"
             break

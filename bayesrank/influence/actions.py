@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesrank.errors import InputError
 from bayesrank.data.rows import PairRows
+from bayesrank.errors import InputError
 from bayesrank.influence.state import OUTCOMES, BTState
 
 ACTION_TYPES = ("drop", "flip", "add", "add_weighted", "add_pairs", "add_sampled", "drop-cluster")
@@ -120,7 +120,7 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.r)
 
-    def take(self, idx) -> "Candidates":
+    def take(self, idx) -> Candidates:
         idx = np.atleast_1d(np.asarray(idx))
         members = None
         if self.members is not None:

@@ -8,7 +8,9 @@ a DataFrame, a file path or a bundled dataset name.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -17,6 +19,11 @@ from bayesrank.influence.actions import ACTION_TYPES
 from bayesrank.influence.result import AuditReport
 from bayesrank.influence.state import BTState, check_ties
 
+if TYPE_CHECKING:
+    from bayesrank.data.rows import PairRows
+    from bayesrank.influence.greedy import AuditResult
+    from bayesrank.influence.objectives import Objective
+
 ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pairs", "add_all_pairs": "add_pairs",
                   "add_weighted": "add_weighted", "add_all_outcomes_weighted": "add_weighted",
                   "add_sampled": "add_sampled", "add_all_outcomes_sampled": "add_sampled",
@@ -24,7 +31,7 @@ ACTION_ALIASES = {"add": "add", "add_all_outcomes": "add", "add_pairs": "add_pai
                   "drop-cluster": "drop-cluster", "drop_cluster": "drop-cluster"}
 
 
-def parse_actions(actions) -> list[str]:
+def parse_actions(actions: str | Sequence[str]) -> list[str]:
     """``"drop,flip"`` or a sequence → canonical action names (aliases of the candidate spaces accepted)."""
     items = [a.strip() for a in (actions.split(",") if isinstance(actions, str) else actions) if a.strip()]
     if not items:
@@ -44,7 +51,7 @@ def default_ci_mode(kind: str, ci_mode: str | None = None) -> str:
     return ci_mode or ("reduce" if kind.startswith("add") else "inflate")
 
 
-def check_ci_aware(ci_aware: bool, obj, objective: str) -> None:
+def check_ci_aware(ci_aware: bool, obj: Objective, objective: str) -> None:
     """``--ci-aware`` only for objectives that have a significance mode (top-k and pair claims)."""
     if ci_aware and not getattr(obj, "ci_aware", False):
         raise InputError(f"--ci-aware applies to top1, topk:K and pair:A>B claims, not to {objective!r}")
@@ -58,14 +65,14 @@ SIGNIFICANCE_COVARIANCE = {
 }
 
 
-def significance_covariance(obj, state: BTState) -> str:
+def significance_covariance(obj: Objective, state: BTState) -> str:
     """The covariance behind the objective's contrast test on the unperturbed data, in words
     (CI-aware and point objectives: the Fisher ``H⁻¹``; the significance mode: the review's)."""
     kind = state.covariance_kind(obj.covariance) if getattr(obj, "significance", False) else "fisher"
     return SIGNIFICANCE_COVARIANCE[kind]
 
 
-def new_pair_comparison(state: BTState, actions, add_space: str | None) -> str | None:
+def new_pair_comparison(state: BTState, actions: Sequence[str], add_space: str | None) -> str | None:
     """How an add in the ``"pairs"`` space builds a new comparison on comparison rows (the JSON's
     ``settings.new_pair_comparison``); None when no such add is audited."""
     from bayesrank.data.features import equal_style
@@ -85,7 +92,7 @@ def new_pair_comparison(state: BTState, actions, add_space: str | None) -> str |
     return "; ".join(parts)
 
 
-def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, **read_options):
+def read_input(data: Any, data_format: str = "auto", exclude_invalid: bool = False, **read_options: Any) -> Any:
     """A file path, bundled dataset name or DataFrame read as
     :class:`~bayesrank.data.comparisons.Comparisons` (a folder or glob streamed to pair counts) by
     the one reader entry point :func:`bayesrank.data.readers.read_pairwise` (``read_options``:
@@ -103,10 +110,11 @@ def read_input(data, data_format: str = "auto", exclude_invalid: bool = False, *
                          **read_options)
 
 
-def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
-               data_format: str = "auto", exclude_invalid: bool = False, *, style=None,
+def load_state(data: Any, ties: str = "half", ridge: float = 0.0, min_matches: int | None = None,
+               data_format: str = "auto", exclude_invalid: bool = False, *,
+               style: str | Sequence[str] | Sequence[tuple[str, str]] | None = None,
                transform: str = "normalized_diff", standardize: str = "center_scale", cluster: str | None = None,
-               position_effect: bool = False, **read_options) -> tuple[BTState, dict]:
+               position_effect: bool = False, **read_options: Any) -> tuple[BTState, dict[str, Any]]:
     """(fitted state, exclusions ``{total, by_reason}``) from any supported data (module docstring).
 
     Without ``style``, ``cluster`` and ``position_effect`` the comparisons are aggregated to pair
@@ -152,7 +160,7 @@ def load_state(data, ties: str = "half", ridge: float = 0.0, min_matches: int | 
     raise InputError(f"data must be a BTState, PairRows, Comparisons, DataFrame or a path; got {type(data).__name__}")
 
 
-def _fit_rows(rows, ties: str, ridge: float, position: bool) -> BTState:
+def _fit_rows(rows: PairRows, ties: str, ridge: float, position: bool) -> BTState:
     from bayesrank.bt.mle import check_finite_mle
 
     if ties == "drop":
@@ -161,13 +169,16 @@ def _fit_rows(rows, ties: str, ridge: float, position: bool) -> BTState:
     return BTState.fit(rows, ties=ties, ridge=ridge, position=position)
 
 
-def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_aware: bool = False,
+def audit(data: Any, objective: str = "top1", actions: str | Sequence[str] = ("drop", "flip", "add"), *,
+          ci_aware: bool = False,
           significance: bool = False, level: float = 0.95, target: str | None = None, goal: str | None = None, budget: int | None = None,
           ties: str = "half", ridge: float = 0.0, ci_mode: str | None = None, ci_ratio: float | None = None,
           tau_threshold: float = 0.9, robustness: bool = False, certify: int | None = None,
           min_matches: int | None = None, data_format: str = "auto", exclude_invalid: bool = False,
-          seed: int = 0, progress=None, step_cap: int | None = None, fill_steps: bool | None = None,
-          stop_early: bool = True, columns=None, outcome_map=None, judge_cols=None, style=None,
+          seed: int = 0, progress: Callable[[int, int, str], object] | None = None, step_cap: int | None = None,
+          fill_steps: bool | None = None, stop_early: bool = True, columns: Mapping[str, Any] | str | None = None,
+          outcome_map: Mapping[str, str] | str | None = None, judge_cols: str | Sequence[str] | None = None,
+          style: str | Sequence[str] | Sequence[tuple[str, str]] | None = None,
           transform: str = "normalized_diff", standardize: str = "center_scale", cluster: str | None = None,
           position_effect: bool = False, add_space: str | None = None) -> AuditReport:
     """Audit ``objective`` under each action type: greedy influence-ranked actions, every break
@@ -221,7 +232,7 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                                    judge_cols=judge_cols)
     match_actions = [a for a in acts if a in ACTION_TYPES]
 
-    def make(kind):
+    def make(kind: str) -> Objective:
         st = state_for(state, kind, add_space) if kind in ACTION_TYPES else state
         return parse_objective(objective, st, ci_aware=ci_aware, target=target, goal=goal, level=level,
                                significance=significance, tau_threshold=tau_threshold, ci_mode=default_ci_mode(kind, ci_mode),
@@ -235,13 +246,14 @@ def audit(data, objective: str = "top1", actions=("drop", "flip", "add"), *, ci_
                          "weights or --cluster): the exhaustive search checks breaks with H^-1 only (use data without "
                          "those, or --ties drop)")
 
-    jobs = [(None, kind, make(kind)) for kind in match_actions]
+    jobs: list[tuple[str | None, str, Objective]] = [(None, kind, make(kind)) for kind in match_actions]
     if robustness:
-        for name in (R_TOP1, R_TAU, R_CI):
+        for score in (R_TOP1, R_TAU, R_CI):
             for kind in match_actions:
-                if applies(name, kind) and not any(score_of(o) == name and k == kind for _, k, o in jobs):
-                    jobs.append((name, kind, canonical_objective(name, state)))
-    audits, scored = {}, []
+                if applies(score, kind) and not any(score_of(o) == score and k == kind for _, k, o in jobs):
+                    jobs.append((score, kind, canonical_objective(score, state)))
+    audits: dict[str, AuditResult] = {}
+    scored: list[tuple[str, AuditResult]] = []
     for n, (name, kind, obj) in enumerate(jobs):
         res = greedy_audit(state, obj, kind, budget=budget, seed=seed, step_cap=step_cap, fill_steps=fill_steps,
                            stop_early=stop_early, add_space=add_space)

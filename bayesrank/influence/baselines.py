@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bayesrank.bt.likelihood import tie_model
+from bayesrank.bt.mle import objective as bt_objective
 from bayesrank.influence.actions import Candidates, apply, candidates
 from bayesrank.influence.greedy import _state_for
 from bayesrank.influence.objectives import Objective, TopK
-from bayesrank.bt.mle import objective as bt_objective
-from bayesrank.bt.likelihood import tie_model
 from bayesrank.influence.state import BTState, chord_refit, refit, refit_one
 
 

@@ -85,12 +85,13 @@ def audit_progress(out):
     from rich.progress import Progress
 
     from bayesrank.blas import single_blas_thread
+    from bayesrank.escape import rich_escape
 
     with single_blas_thread(), Progress(console=out, transient=True) as prog:
         task = prog.add_task("auditing", total=None)
 
         def progress(done, total, label):
-            prog.update(task, completed=done, total=total, description=label)
+            prog.update(task, completed=done, total=total, description=rich_escape(label))
 
         yield progress
 
@@ -98,11 +99,13 @@ def audit_progress(out):
 def print_report(out, report, shown) -> None:
     """Exclusions, headline, diagnostics, the per-action table ``shown`` and each audit's first
     actions (or why it did not break) — the same for the plain and the style-controlled report."""
+    from bayesrank.escape import terminal_text
     from bayesrank.report import rich_table
 
     if report.exclusions.get("total"):
-        out.print(f"[yellow]{report.exclusions['total']} rows excluded: {report.exclusions['by_reason']}[/]")
-    out.print(report.headline())
+        out.print(terminal_text(f"{report.exclusions['total']} rows excluded: {report.exclusions['by_reason']}",
+                                style="yellow"))
+    out.print(terminal_text(report.headline(), keep_newlines=True))  # names players: plain text
     report_diagnostics(out, report.diagnostics)
     if not len(shown):
         return
@@ -112,7 +115,7 @@ def print_report(out, report, shown) -> None:
         if res.broken:
             out.print(rich_table(res.actions.head(10), title=f"{action}: actions (first 10 steps)", floatfmt="{:.4g}"))
         else:
-            out.print(f"{action}: {res.reason}")
+            out.print(terminal_text(f"{action}: {res.reason}", keep_newlines=True))
 
 
 def read_data(args):
@@ -129,12 +132,11 @@ def read_data(args):
 
 
 def run(args) -> int:
-    from bayesrank.report import console
-
     import pandas as pd
 
+    from bayesrank.escape import terminal_text
     from bayesrank.influence.api import audit
-    from bayesrank.report import rich_table
+    from bayesrank.report import console, rich_table
 
     out = console()
     with audit_progress(out) as progress:
@@ -167,8 +169,8 @@ def run(args) -> int:
 
         matplotlib.use("Agg")
         paths = report.save_plots(args.plots)
-        out.print(f"plots: {', '.join(map(str, paths))}")
+        out.print(terminal_text(f"plots: {', '.join(map(str, paths))}"))
     if args.json:
         report.to_json(args.json)
-        out.print(f"wrote {args.json}")
+        out.print(terminal_text(f"wrote {args.json}"))
     return 0

@@ -168,7 +168,6 @@ def newton_point_covariance(state: BTState, cand: Candidates, idx: int, m: float
         return np.linalg.inv(big[0]) - 1.0 / (k * (1.0 + state.ridge))
     from bayesrank.bt.mle import constrained_covariance
     from bayesrank.bt.mle import objective as loss
-
     from bayesrank.influence.actions import apply
 
     new = apply(state.counts, cand, idx, m)
@@ -192,6 +191,7 @@ class Objective:
     preselect_order: str | None = None  # a cheap ``delta`` order the audit screens candidates with
     preselect_size = 128  # candidates of the cheap order refined by the 1sN
     driver_is_criterion = True  # broken(θ) ⟺ value(θ) below the threshold (False: a smooth surrogate)
+    covariance: str  # margins: the covariance of the significance test (BTState.covariance's kind)
 
     def value(self, theta, hinv) -> float:
         raise NotImplementedError

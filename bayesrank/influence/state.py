@@ -81,7 +81,7 @@ def complete_pairs(counts: PairCounts) -> PairCounts:
                       excluded=counts.excluded)
 
 
-def with_pair_templates(state: "BTState") -> "BTState":
+def with_pair_templates(state: BTState) -> BTState:
     """Comparison rows: the same fit with one empty template row per unordered pair ``i < j`` at the
     end (player i listed first — a position effect applies as to any comparison listed so —, the
     equal-style feature values :func:`bayesrank.data.features.equal_style`, a cluster of its own), so

@@ -27,12 +27,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from bayesrank.cli_args import report_diagnostics, write_outputs
     from bayesrank.datasets import resolve
     from bayesrank.errors import InputError
     from bayesrank.items.readers import read_items
     from bayesrank.items.result import analyze_items
     from bayesrank.report import console
-    from bayesrank.cli_args import report_diagnostics, write_outputs
 
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
@@ -50,7 +50,9 @@ def run(args) -> int:
                              benchmark=args.benchmark, on_invalid="exclude" if args.exclude_invalid else "raise",
                              **{k: names[k] for k in ("model", "item", "score") if k in names})
     res = analyze_items(data, level=args.level, seed=args.seed, notes=notes)
-    out.print(res.summary())
+    from bayesrank.escape import terminal_text
+
+    out.print(terminal_text(res.summary(), keep_newlines=True))  # names models and items: plain text
     report_diagnostics(out, res.diagnostics)
     write_outputs(out, res, args, {"items_leaderboard.png": lambda: res.plot()})
     return 0

@@ -97,7 +97,7 @@ class ItemScores:
         except ValueError:
             raise InputError(f"unknown model {model!r}; models: {names[:20]}") from None
 
-    def subset(self, models) -> "ItemScores":
+    def subset(self, models) -> ItemScores:
         """The same items for a subset of the models (keeps the order given)."""
         idx = [self.index(m) for m in models]
         return ItemScores(self.models[idx], self.items, self.scores[idx], self.trials[idx],
@@ -118,7 +118,7 @@ class ItemScores:
     def from_long(cls, df: pd.DataFrame, *, model: str = "model", item: str = "item", score: str = "score",
                   cluster: str | None = None, on_invalid: str = "raise", source: str = "<frame>",
                   benchmark: str | None = None, excluded: ExclusionLog | None = None,
-                  row_offset: int | None = 2) -> "ItemScores":
+                  row_offset: int | None = 2) -> ItemScores:
         """Validated matrix from long rows. Bad rows (missing model/item name, score missing, not a
         number or outside [0, 1]) raise an :class:`InputError` naming their rows (``row_offset``: the
         file line of the first data row, 2 for a CSV with a header; None: a DataFrame's rows, named by their
@@ -204,7 +204,7 @@ class ItemScores:
 
     @classmethod
     def from_wide(cls, df: pd.DataFrame, *, item: str | None = None, cluster: str | None = None,
-                  on_invalid: str = "raise", source: str = "<frame>", benchmark: str | None = None) -> "ItemScores":
+                  on_invalid: str = "raise", source: str = "<frame>", benchmark: str | None = None) -> ItemScores:
         """Items × models matrix: one row per item, one column per model (``item``: the item-id
         column, default the first column when it is not numeric, else the row number)."""
         cols = list(df.columns)

@@ -46,8 +46,16 @@ import pandas as pd
 
 from bayesrank.items.data import ItemScores
 from bayesrank.items.likelihood import (  # noqa: F401  (re-exported: the model's statistics)
-    SIGMA_MAX, X_RANGE, RaschStats, collapsed_loglik_pt, every_total, group_loglik, loglik, loglik_hessian,
-    quadrature, sufficient,
+    SIGMA_MAX,
+    X_RANGE,
+    RaschStats,
+    collapsed_loglik_pt,
+    every_total,
+    group_loglik,
+    loglik,
+    loglik_hessian,
+    quadrature,
+    sufficient,
 )
 
 PRIOR = {"theta": 2.5, "mu": 2.5, "sigma": 2.5}
@@ -151,7 +159,6 @@ def _stats(data_or_stats) -> RaschStats:
 
 def _start(st: RaschStats) -> np.ndarray:
     """Starting point: θ from the logits of the models' mean scores, μ = −their mean, σ = 1."""
-    m = len(st.players)
     n = st.n_items
     p_bar = np.clip(st.totals / (n * st.patterns.mean(axis=0).clip(1e-9)), 1e-3, 1 - 1e-3)
     logit = np.log(p_bar / (1 - p_bar))

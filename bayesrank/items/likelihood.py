@@ -82,7 +82,7 @@ class RaschStats(GroupedItems):
     log_w: np.ndarray  # their log weights (trapezoid × N(0, 1) density)
     sigma_max: float = SIGMA_MAX  # the grid is accurate for σ ≤ sigma_max
 
-    def regrid(self, sigma_max: float) -> "RaschStats":
+    def regrid(self, sigma_max: float) -> RaschStats:
         """The same statistics on the grid accurate for σ ≤ ``sigma_max`` (:func:`quadrature`)."""
         x, logw = quadrature(self.max_trials, sigma_max)
         return replace(self, x_nodes=x, log_w=logw, sigma_max=float(sigma_max))

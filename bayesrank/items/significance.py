@@ -320,7 +320,7 @@ def lose_significance_studentized(data: ItemScores, pairs, action: str, alpha: f
     entry["lower_bound"] = int(lower) if (action == "flip" or equal) else None
     verb = "re-grade" if action == "flip" else "drop"
     what = "paired t" if test == "t" else "cluster-robust Wald"
-    bound = (f"exact minimum: the relaxation bound meets the witness" if entry["exact"] else
+    bound = ("exact minimum: the relaxation bound meets the witness" if entry["exact"] else
              f"at most {k} (verified witness); at least {lower} (relaxation bound)" if entry["lower_bound"] is not None
              else f"at most {k} (verified witness; no lower bound for drops of clusters of unequal size)")
     entry["reason"] = (f"the claim's {what} test loses its significance after {k} {verb}(s) of {unit}s ({bound}; "

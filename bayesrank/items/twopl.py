@@ -113,7 +113,7 @@ class TwoPLStats(GroupedItems):
     sigma_max: float = SIGMA_MAX
     tau: float = TAU_A
 
-    def regrid(self, sigma_max: float) -> "TwoPLStats":
+    def regrid(self, sigma_max: float) -> TwoPLStats:
         x, u, lw = grid(self.max_trials, sigma_max, self.tau, float(self.patterns.max()))
         return replace(self, x_nodes=x, u_nodes=u, log_w=lw, sigma_max=float(sigma_max))
 

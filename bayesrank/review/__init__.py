@@ -7,7 +7,7 @@
 __all__ = ["review", "ReviewReport"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name == "review":
         from bayesrank.review.api import review
 

@@ -17,10 +17,22 @@ The kind of data is detected from the columns (as the readers do) and can be for
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bayesrank.errors import InputError
 from bayesrank.review.claims import KINDS
+
+if TYPE_CHECKING:
+    from bayesrank.review.report import ReviewReport
+
+#: ``columns=``: ``{"a": "home", ...}`` or ``"a=home,b=away,..."`` (the command line's ``--columns``)
+Columns = Mapping[str, Any] | str | None
+#: ``outcome_map=``: ``{"model_1": "a", ...}`` or ``"model_1=a,..."``
+OutcomeMap = Mapping[str, str] | str | None
+#: ``progress=``: called with a label (and, for claims, the claim's number and the count) as work advances
+Progress = Callable[..., object] | None
 
 PAIR_KEYS = {"a", "b", "outcome", "score_a", "score_b", "judge", "cluster", "weight", "pair"}
 
@@ -36,7 +48,8 @@ TABLE_ONLY_KEYS = {"n", "accuracy", "stderr", "lower", "upper", "votes"}
 CONFIDENCE_KEYS = {"correct", "verbal", "token", "group"}
 
 
-def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
+def detect_kind(path: Any, columns: Columns = None, judge_cols: str | Sequence[str] | None = None,
+                path_pattern: str | None = None) -> str:
     """pairwise | judges | grid | confidence | items, from the column names (of a file, a folder's first
     file, or a DataFrame) and the keys of a ``columns`` mapping (see module docstring)."""
     import pandas as pd
@@ -95,11 +108,13 @@ def detect_kind(path, columns=None, judge_cols=None, path_pattern=None) -> str:
     return "pairwise"
 
 
-def review(data, *, kind: str | None = None, claims=None, judge_col: str | None = None, level: float = 0.95,
-           fragile_below: float = 0.01, fast: bool = False, seed: int = 0, budget: int | None = None,
-           format: str = "auto", exclude_invalid: bool = False, command=None, progress=None,
-           columns=None, outcome_map=None, judge_cols=None, encoding=None, path_pattern=None, join=None, on=None,
-           **options):
+def review(data: Any, *, kind: str | None = None, claims: Iterable[str] | None = None, judge_col: str | None = None,
+           level: float = 0.95, fragile_below: float = 0.01, fast: bool = False, seed: int = 0,
+           budget: int | None = None, format: str = "auto", exclude_invalid: bool = False,
+           command: Sequence[str] | None = None, progress: Progress = None, columns: Columns = None,
+           outcome_map: OutcomeMap = None, judge_cols: str | Sequence[str] | None = None, encoding: str | None = None,
+           path_pattern: str | None = None, join: str | Sequence[str] | None = None, on: str | None = None,
+           **options: Any) -> ReviewReport:
     """Review ``data`` (a path, a folder, a bundled dataset name, a table in memory — a pandas
     DataFrame or a pyarrow Table — or :class:`~bayesrank.data.Comparisons`) and return a
     :class:`ReviewReport`. A table in memory is reviewed as the same table written to a file would be
@@ -157,7 +172,7 @@ KNOWN_WARNINGS = {
 }
 
 
-def warning_notes(caught) -> list[str]:
+def warning_notes(caught: Iterable[Any]) -> list[str]:
     """One sentence per distinct warning (deprecations dropped): known library warnings in the
     report's words, others as 'Category (module): first line'."""
     import re
@@ -182,9 +197,10 @@ def warning_notes(caught) -> list[str]:
     return out
 
 
-def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, budget, format, exclude_invalid,
-            command, progress, reading=None, **options):
-    import pandas as pd
+def _review(data: Any, *, kind: str | None, claims: Iterable[str] | None, judge_col: str | None, level: float,
+            fragile_below: float, fast: bool, seed: int, budget: int | None, format: str, exclude_invalid: bool,
+            command: Sequence[str] | None, progress: Progress, reading: dict[str, Any] | None = None,
+            **options: Any) -> ReviewReport:
 
     from bayesrank.data.comparisons import Comparisons
     from bayesrank.datasets import resolve
@@ -217,7 +233,7 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
         options["scale"] = scale
     if kind not in ("pairwise", "judges") and (reading.get("outcome_map") or reading.get("judge_cols")):
         raise InputError(f"--outcome-map / --judge-cols apply to pairwise comparisons (this is {kind} data)")
-    common = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
+    common: dict[str, Any] = dict(claims=claims, level=level, fragile_below=fragile_below, fast=fast, seed=seed, command=command,
                   progress=progress)
     grid_options = {k: options.pop(k) for k in ("axes", "metric", "models", "benchmarks") if k in options}
     for key, kinds in (("ridge", ("pairwise", "judges")), ("tune", ("pairwise", "judges", "items")),
@@ -280,7 +296,7 @@ def _review(data, *, kind, claims, judge_col, level, fragile_below, fast, seed, 
     return review_confidence(path, reading=reading, exclude_invalid=exclude_invalid, **common, **options)
 
 
-def _check_keys(kind: str, columns) -> None:
+def _check_keys(kind: str, columns: Columns) -> None:
     """``--columns`` keys must belong to the kind of data reviewed (one line naming the ones that do not)."""
     from bayesrank.data.columns import parse_columns
 

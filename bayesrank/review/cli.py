@@ -103,6 +103,7 @@ def claims_table(report):
     from rich.table import Table
     from rich.text import Text
 
+    from bayesrank.escape import terminal_text
     from bayesrank.review.render import (
         BAYESIAN_HEAD,
         FREQUENTIST_HEAD,
@@ -123,11 +124,12 @@ def claims_table(report):
     for col in ("claim", "verdict", FREQUENTIST_HEAD, BAYESIAN_HEAD, OVERTURN_HEAD,
                 *([SIGNIFICANCE_HEAD] if significance else [])):
         t.add_column(Text(col), overflow="fold")
-    for c in report.claims:  # Text(): names and intervals are not rich markup
+    for c in report.claims:  # names and intervals are plain text, never rich markup; controls shown
         groups = [c.perturbation] + ([c.significance_perturbation] if significance else [])
-        t.add_row(Text(claim_label(c)), Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"),
-                  Text("\n".join(x for x in frequentist_parts(c.frequentist) if x)), Text(bayesian_cell(c.bayesian)),
-                  *(Text("\n".join(perturbation_lines(g, actions))) for g in groups))
+        t.add_row(terminal_text(claim_label(c)), Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"),
+                  terminal_text("\n".join(x for x in frequentist_parts(c.frequentist) if x), keep_newlines=True),
+                  terminal_text(bayesian_cell(c.bayesian)),
+                  *(terminal_text("\n".join(perturbation_lines(g, actions)), keep_newlines=True) for g in groups))
     return t
 
 
@@ -163,6 +165,7 @@ def run(args) -> int:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from bayesrank.cli_args import report_diagnostics
+    from bayesrank.escape import rich_escape, terminal_text
     from bayesrank.report import console
     from bayesrank.review.api import review
 
@@ -177,17 +180,16 @@ def run(args) -> int:
                         fragile_below=args.fragile_below, fast=args.fast, seed=args.seed, budget=args.budget,
                         format=args.format, exclude_invalid=args.exclude_invalid,
                         command=["bayesrank", *sys.argv[1:]], **data_options(args), **_fit_options(args),
-                        progress=lambda label, *_: bar.update(task, description=label), **_grid_options(args))
-    out.rule(report.title)
+                        progress=lambda label, *_: bar.update(task, description=rich_escape(label)),
+                        **_grid_options(args))
+    out.rule(rich_escape(report.title))
     table = report.table()
     out.print(claims_table(report))
-    from rich.text import Text
-
-    out.print(Text(f"rule: {report.rule}", style="dim"))
+    out.print(terminal_text(f"rule: {report.rule}", style="dim"))
     if report.joint:
-        out.print(Text(f"jointly: {report.joint['text']}"))
+        out.print(terminal_text(f"jointly: {report.joint['text']}"))
     for n in report.notes:
-        out.print(Text(n, style="yellow"))
+        out.print(terminal_text(n, style="yellow"))
     report_diagnostics(out, report.diagnostics)
     from bayesrank.outputs import write_text
 
@@ -195,10 +197,10 @@ def run(args) -> int:
         target = getattr(args, flag)
         if target:
             write_text(target, writer())
-            out.print(f"wrote {target}")
+            out.print(terminal_text(f"wrote {target}"))
     if args.json:
         report.to_json(args.json)
-        out.print(f"wrote {args.json}")
+        out.print(terminal_text(f"wrote {args.json}"))
     verdicts = set(table["verdict"])
     failing = FAILING.get(args.fail_on, set())
     if verdicts & failing:

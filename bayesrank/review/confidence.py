@@ -31,7 +31,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from bayesrank.errors import InputError
 from bayesrank.review.answer import ClaimAnswer
@@ -56,9 +55,8 @@ def load_records(path, columns=None, encoding=None, exclude_invalid: bool = Fals
     model and dataset when present)."""
     from bayesrank.calibration.records import from_frame, group_columns
     from bayesrank.data.columns import CONFIDENCE_KEYS, parse_columns
-    from bayesrank.data.tables import read_table
-
     from bayesrank.data.frames import is_frame
+    from bayesrank.data.tables import read_table
 
     cols = parse_columns(columns, keys=CONFIDENCE_KEYS)
     if not is_frame(path) and path.is_dir():

@@ -268,7 +268,10 @@ def laplace_probabilities(sim: Simulated, prior_sigma: float | None = None, draw
         if adjust:
             g = adjust_draws_batch(g, sim.cov[r], n_players=k)
         rk = rank[r]
-        pick = lambda cols: np.take_along_axis(g, np.broadcast_to(cols[:, None, :], (len(r), draws, cols.shape[1])), 2)
+
+        def pick(cols, g=g, r=r):
+            return np.take_along_axis(g, np.broadcast_to(cols[:, None, :], (len(r), draws, cols.shape[1])), 2)
+
         first, second = pick(rk[:, :1])[..., 0], pick(rk[:, 1:2])[..., 0]
         out["pair"][r] = np.mean(g[..., pair[0]] > g[..., pair[1]], axis=1)
         out["adjacent"][r] = np.mean(first > second, axis=1)

@@ -259,7 +259,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
             bayes.extra = {**(bayes.extra or {}), "rerun": {"first_run": first, "tune": retune,
                                                             "target_accept": RETRY_TARGET_ACCEPT}}
     answers = []
-    for n, claim in enumerate(parsed):
+    for _n, claim in enumerate(parsed):
         say(f"claim {claim.text}")
         answers.append(_claim_answer(claim, data, cov, bayes, rs, level, fragile_below,
                                      converged=bool(bayes.diagnostics.converged)))

@@ -99,7 +99,6 @@ def judge_sections(comps, claims, answers, pooled, *, level: float, seed: int, f
     has neither, and a note says so when they were asked for."""
     from bayesrank.bt import BradleyTerry
     from bayesrank.data import comparison_graph
-
     from bayesrank.review.verdict import critical_z
 
     ref_players, ref_theta = pooled.players, pooled.score

@@ -39,7 +39,7 @@ def agreement_table(fits: dict) -> pd.DataFrame:
     order = [k for k in ("default", "fisher", "sandwich", "bootstrap", "map", "laplace", "nuts") if k in fits]
     agreement = compare(*(fits[k] for k in order)).attrs["agreement"]
     rows = []
-    for key, (name, v) in zip(order, agreement.items()):
+    for key, (_name, v) in zip(order, agreement.items()):
         rows.append({"method": key, "ties": fits[key].ties, "interval": fits[key].interval, **v,
                      "converged": fits[key].diagnostics.converged})
     return pd.DataFrame(rows)

@@ -545,7 +545,7 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         if other is not None and bay is not None:
             alt = bayesian_answer(claim, other, scores, level, pairs, scope.method)
             bay["other_tie_model"] = {k: alt[k] for k in ("probability", "method", "ties", "converged")}
-        say = (lambda label, *a: progress(label, n, len(claims))) if progress else None
+        say = (lambda label, *a, n=n: progress(label, n, len(claims))) if progress else None
         # about another fit's estimate: audited only where the claim holds at this one's (the plain top-k holds by construction)
         pert = perturbation_answer(claim, state, rel, fragile_below, budget=budget, seed=seed, progress=say,
                                    pairs=None if reference is None else pairs, reference=about, under=scope.under)

@@ -24,11 +24,11 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     display scale of scores, contrasts and intervals (logit or Elo points, :mod:`bayesrank.review.scale`)."""
     from bayesrank.data import comparison_graph, read_comparisons
     from bayesrank.influence.state import BTState
-    from bayesrank.review.fits import NUTS_DRAWS, fit_all
-    from bayesrank.review.leaderboard import sections
-    from bayesrank.review.joint import joint_statement
-    from bayesrank.review.pairwise import answer_claims
     from bayesrank.review import scale as shown
+    from bayesrank.review.fits import NUTS_DRAWS, fit_all
+    from bayesrank.review.joint import joint_statement
+    from bayesrank.review.leaderboard import sections
+    from bayesrank.review.pairwise import answer_claims
     from bayesrank.review.reproducibility import appendix
 
     say = progress or (lambda *a: None)

@@ -4,20 +4,21 @@ The HTML page is self-contained: inline CSS, figures as inline base64 SVG images
 network requests. It fits a 1280-pixel screen without horizontal scrolling and prints on A4 or
 Letter (the claims table is laid out to the page width, long names wrap, verdict colours print).
 Every string that comes from the data (player, judge, benchmark names, claims) is untrusted: it is
-escaped for HTML, and for Markdown a backslash goes before the characters that would make markup
-and only those (:func:`md_esc`), so the twin also reads as plain text.
+escaped for HTML, and for Markdown by :func:`bayesrank.escape.markdown_escape` (a backslash before
+the characters that would make markup and only those, control characters shown), so the twin also
+reads as plain text.
 """
 
 from __future__ import annotations
 
 import base64
-import html as _html
 import io
 import re
 
 import numpy as np
 import pandas as pd
 
+from bayesrank.escape import html_escape, markdown_escape, visible
 from bayesrank.review.numbers import (
     count,
     decimals_for,
@@ -92,32 +93,14 @@ fmt = number
 
 
 def esc(v) -> str:
-    return _html.escape(fmt(v), quote=True)
-
-
-# Markdown: a backslash before the characters that would make markup, and only those — so the twin
-# reads the same pasted as Markdown and as plain text ('p < 1e-16', '[0.063, 0.130]', 'A>B' and
-# gpt_4o carry no escapes). Always: \ ` * and, in a table, | (a pipe breaks a row); < only before what opens an
-# HTML tag or autolink (a letter, / ! ?); ] only before what makes a link ( ( [ : ); _ only where it
-# can open or close emphasis (not inside a word); & only where it would start an entity (&amp;);
-# # only at the start.
-_MD_ALWAYS = re.compile(r"([\\`*|])")
-_MD_INLINE = re.compile(r"([\\`*])")
-_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
-_MD_LINK = re.compile(r"\](?=[(\[:])")
-_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+    return html_escape(fmt(v))
 
 
 def md_esc(v, cell: bool = True) -> str:
-    """``v`` as Markdown text (``cell``: inside a table row, where a pipe must be escaped too)."""
-    s = fmt(v).replace("\n", " ")
-    s = (_MD_ALWAYS if cell else _MD_INLINE).sub(r"\\\1", s)
-    s = _MD_TAG.sub(r"\\<", s)
-    s = _MD_LINK.sub(r"\\]", s)
-    s = _MD_UNDERSCORE.sub(r"\\_", s)
-    s = _MD_ENTITY.sub(r"\\&", s)
-    return "\\" + s if s.startswith("#") else s
+    """``v`` formatted (:func:`fmt`) and escaped for Markdown by the one escaper,
+    :func:`bayesrank.escape.markdown_escape` (the same in a paragraph and in a table cell; ``cell``
+    is kept for callers that say where the text goes)."""
+    return markdown_escape(fmt(v))
 
 
 def perturbation_cell(p: dict) -> str:
@@ -196,7 +179,7 @@ def frequentist_parts(f: dict) -> tuple[str, str]:
 
 def verdict_class(v: str) -> str:
     """The CSS class of a verdict ("not searched" → "not-searched")."""
-    return _html.escape(str(v).replace(" ", "-"), quote=True)
+    return html_escape(str(v).replace(" ", "-"))
 
 
 def frequentist_cell(f: dict) -> str:
@@ -222,6 +205,7 @@ def svg_of(draw, size) -> str:
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Tight layout not applied")
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")  # a control character in a name
         if size is None:  # the drawing makes its own figure (several panels)
             fig = draw()
         else:
@@ -234,7 +218,13 @@ def svg_of(draw, size) -> str:
             fig.savefig(buf, format="svg")
         finally:
             plt.close(fig)
-    return buf.getvalue()
+    return visible_in_svg(buf.getvalue())
+
+
+def visible_in_svg(svg: str) -> str:
+    """Matplotlib writes each label's text in an XML comment: a control character there (not allowed
+    in XML) is shown as its escape (:func:`bayesrank.escape.visible`); line breaks stay."""
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", lambda m: visible(m.group(0)), svg)
 
 
 # ---------------------------------------------------------------------------------- tables
@@ -274,10 +264,10 @@ def _fixed(decimals: int):
 
 # ---------------------------------------------------------------------------------- HTML
 def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
-    head = "".join(f"<th>{_html.escape(str(c))}</th>" for c in df.columns)
+    head = "".join(f"<th>{html_escape(str(c))}</th>" for c in df.columns)
     rows = []
     for rec in cell_texts(df, max_rows):
-        cells = [f"<td class=\"num\">{_html.escape(t)}</td>" if num else f"<td>{_html.escape(t)}</td>"
+        cells = [f"<td class=\"num\">{html_escape(t)}</td>" if num else f"<td>{html_escape(t)}</td>"
                  for t, num in rec]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = f"<p class=\"mute\">{len(df) - max_rows} more rows in the JSON.</p>" if len(df) > max_rows else ""
@@ -285,14 +275,14 @@ def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 
 def _lines_html(lines) -> str:
-    return "<br>".join(f"<span class=\"line\">{_html.escape(x)}</span>" if len(x) <= SHORT_LINE else _html.escape(x)
+    return "<br>".join(f"<span class=\"line\">{html_escape(x)}</span>" if len(x) <= SHORT_LINE else html_escape(x)
                        for x in lines)
 
 
 def _head_html(text: str) -> str:
     """'to overturn it: smallest …' → the answer's name in bold, the explanation below."""
     name, _, rest = text.partition(": ")
-    return f"<b>{_html.escape(name)}</b>" + (f"<br><span class=\"mute\">{_html.escape(rest)}</span>" if rest else "")
+    return f"<b>{html_escape(name)}</b>" + (f"<br><span class=\"mute\">{html_escape(rest)}</span>" if rest else "")
 
 
 def _claims_html(report) -> str:
@@ -310,16 +300,16 @@ def _claims_html(report) -> str:
         who = getattr(c, "statement", None)
         est, unit, p = _frequentist_pieces(c.frequentist)
         p_num, _, p_note = p.partition(" (")  # the number stays on one line, a note may wrap
-        p_html = (f"<span class=\"nobr\">{_html.escape(p_num)}</span>" + (f" ({_html.escape(p_note)}" if p_note else "")
+        p_html = (f"<span class=\"nobr\">{html_escape(p_num)}</span>" + (f" ({html_escape(p_note)}" if p_note else "")
                   if p else "")
-        tail = ", ".join(x for x in (_html.escape(unit), p_html) if x)
-        cells = [f"<td>{_html.escape(c.claim.text)}"
-                 + (f"<span class=\"who\">{_html.escape(who)}</span>" if who else "") + "</td>",
+        tail = ", ".join(x for x in (html_escape(unit), p_html) if x)
+        cells = [f"<td>{html_escape(c.claim.text)}"
+                 + (f"<span class=\"who\">{html_escape(who)}</span>" if who else "") + "</td>",
                  f"<td><span class=\"verdict {verdict_class(c.verdict)}\">{esc(c.verdict)}</span></td>",
                  f"<td class=\"why\">{esc(c.reason)}</td>",
                  f"<td class=\"freq\">{_lines_html([est])}"
                  + (f"<br>{tail}" if tail else "") + "</td>",
-                 f"<td class=\"num\">{_html.escape(bayesian_cell(c.bayesian))}</td>"]
+                 f"<td class=\"num\">{html_escape(bayesian_cell(c.bayesian))}</td>"]
         groups = [c.perturbation] + ([getattr(c, "significance_perturbation", None)] if sig else [])
         for entries in groups:
             cells.append(f"<td class=\"pert\">{_lines_html(perturbation_lines(entries, actions))}</td>")
@@ -360,7 +350,7 @@ def html(report) -> str:
             f"<p class=\"sub\">bayesrank review · kind: {esc(report.kind)} · level {esc(report.level)} · "
             f"data SHA-256 {esc(report.reproducibility.get('data_sha256', '')[:16])}…</p>",
             "<h2>Verdicts</h2>",
-            "<p class=\"counts\">" + "".join(f"<span><span class=\"verdict {verdict_class(v)}\">{v}</span> {n}</span>"
+            "<p class=\"counts\">" + "".join(f"<span><span class=\"verdict {verdict_class(v)}\">{esc(v)}</span> {esc(n)}</span>"
                                            for v, n in counts.items()) + "</p>",
             _claims_html(report),
             f"<div class=\"rule\"><b>Rule.</b> {esc(report.rule)}</div>"]
@@ -473,7 +463,7 @@ def quick_text(report) -> str:
     if report.notes:
         lines.append(f"  {plural(len(report.notes), 'note')} in .notes")
     lines.append(report.diagnostics.line())
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)  # a name with a newline or an escape: shown
 
 
 def quick_html(report) -> str:
@@ -482,25 +472,25 @@ def quick_html(report) -> str:
     from bayesrank.quicklook import MAX_ROWS, MUTE, diagnostics_html
 
     frame = quick_claims(report).head(MAX_ROWS)
-    head = "".join(f"<th style=\"text-align:left\">{_html.escape(h)}</th>" for h in frame.columns)
+    head = "".join(f"<th style=\"text-align:left\">{html_escape(h)}</th>" for h in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False):
         claim, verdict, *rest = rec
         badge = (f"<span style=\"background:{VERDICT_COLOURS.get(verdict, MUTE)};color:#fff;font-weight:700;"
-                 f"padding:1px 6px;border-radius:9px\">{_html.escape(verdict)}</span>")
-        cells = [f"<td style=\"text-align:left\">{_html.escape(claim)}</td>", f"<td>{badge}</td>"]
-        cells += [f"<td style=\"text-align:left\">{_html.escape(v)}</td>" for v in rest]
+                 f"padding:1px 6px;border-radius:9px\">{html_escape(verdict)}</span>")
+        cells = [f"<td style=\"text-align:left\">{html_escape(claim)}</td>", f"<td>{badge}</td>"]
+        cells += [f"<td style=\"text-align:left\">{html_escape(v)}</td>" for v in rest]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (f"<p style=\"color:{MUTE};margin:4px 0\">… {len(report.claims) - MAX_ROWS} more claims in "
             "<code>.table()</code></p>" if len(report.claims) > MAX_ROWS else "")
-    joint = (f"<p style=\"margin:4px 0\"><b>Jointly.</b> {_html.escape(report.joint['text'])}</p>"
+    joint = (f"<p style=\"margin:4px 0\"><b>Jointly.</b> {html_escape(report.joint['text'])}</p>"
              if getattr(report, "joint", None) else "")
-    notes = (f"<p style=\"color:{MUTE};margin:4px 0\">{_html.escape(plural(len(report.notes), 'note'))} in "
+    notes = (f"<p style=\"color:{MUTE};margin:4px 0\">{html_escape(plural(len(report.notes), 'note'))} in "
              "<code>.notes</code></p>" if report.notes else "")
     return ("<div class=\"bayesrank-review\">"
-            f"<p style=\"margin:4px 0\"><b>{_html.escape(report.title)}</b></p>"
-            f"<p style=\"margin:4px 0\">kind {_html.escape(report.kind)} · level {esc(report.level)} · "
-            f"{_html.escape(_counts_text(report))}</p>"
+            f"<p style=\"margin:4px 0\"><b>{html_escape(report.title)}</b></p>"
+            f"<p style=\"margin:4px 0\">kind {html_escape(report.kind)} · level {esc(report.level)} · "
+            f"{html_escape(_counts_text(report))}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{joint}{notes}"
             + diagnostics_html(report)
             + f"<p style=\"color:{MUTE};margin:4px 0\">The whole page with the evidence: "

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from bayesrank.protocol import Diagnostics, Result
 from bayesrank.review.verdict import VERDICTS, rule_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass
@@ -112,7 +116,7 @@ class ReviewReport(Result):
         out["reproducibility"] = self.reproducibility
         return out
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Any = None, **kwargs: Any) -> Figure:
         """The first figure of the report (the leaderboard's rank spread when there is one)."""
         import matplotlib.pyplot as plt
 
@@ -139,7 +143,7 @@ class ReviewReport(Result):
         return markdown(self)
 
     # ------------------------------------------------------------------ files
-    def _writers(self) -> dict:
+    def _writers(self) -> dict[str, Any]:
         return {".html": self.to_html, ".md": self.to_markdown, **super()._writers()}
 
     def save(self, path: str | Path, *, twins: bool = True) -> list[Path]:

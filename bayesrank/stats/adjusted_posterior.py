@@ -71,6 +71,7 @@ def adjust_draws_batch(draws: np.ndarray, target_cov: np.ndarray, n_players: int
     z = (d - mean) @ basis  # (R, S, q)
     post = np.einsum("rsa,rsb->rab", z, z) / (d.shape[1] - 1)
     target = basis.T @ np.asarray(target_cov, dtype=float) @ basis
-    sym = lambda a: 0.5 * (a + np.swapaxes(a, 1, 2))
+    def sym(a):
+        return 0.5 * (a + np.swapaxes(a, 1, 2))
     lmap = np.linalg.cholesky(sym(target)) @ np.linalg.inv(np.linalg.cholesky(sym(post)))
     return mean + (z @ np.swapaxes(lmap, 1, 2)) @ basis.T

@@ -47,7 +47,7 @@ SOURCES = (
 )
 
 
-def pair_table(wide) -> "pd.DataFrame":  # noqa: F821
+def pair_table(wide) -> pd.DataFrame:  # noqa: F821
     """Every pair of columns of a 0/1 items × models frame (missing: the pair's shared items only):
     n, x_a, x_b, m (minority discordant count), m_max, e (its value under independence) and r = m/e."""
     import pandas as pd

@@ -48,7 +48,7 @@ def sbc_ranks(ties="half", n_sims=200, seed=0, k=4, per_pair=15, prior_sigma=1.5
     template = all_pairs(k, per_pair)
     rng = np.random.default_rng(seed)
     ranks, divergences = [], 0
-    for s in range(n_sims):
+    for _s in range(n_sims):
         truth, counts = simulate(rng, template, ties, prior_sigma, tie_prior_sigma)
         dens = density.BTDensity(template.with_counts(counts), ties, prior_sigma, tie_prior_sigma, 1.0, False)
         tr = density.sample(dens, draws=draws, tune=tune, chains=2, seed=int(rng.integers(2**31)))

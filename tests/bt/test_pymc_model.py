@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from bayesrank.bt import BradleyTerry
-from bayesrank.bt.mle import constrained_covariance, newton
 from bayesrank.bt.likelihood import tie_model
+from bayesrank.bt.mle import constrained_covariance, newton
 from bayesrank.data import read_comparisons
 from bayesrank.datasets import path
 

@@ -48,6 +48,18 @@ def test_smooth_ece_matches_relplot(n, seed, kind):
     assert E.smooth_ece(c, y, sigma=0.05) == pytest.approx(relplot.smECE_sigma(c, y, 0.05), abs=1e-9)
 
 
+@pytest.mark.parametrize("n,seed,kind", DATASETS)
+def test_smooth_ece_of_many_resamples_is_relplots_per_resample(n, seed, kind):
+    """The bootstrap's batched smooth ECE (all resamples' bisections at once) = relplot on each
+    resample (and = the one-at-a-time smooth_ece to rounding, 1e-13)."""
+    c, y = _sim(n, seed, kind)
+    rng = np.random.default_rng(seed + 1)
+    idx = np.stack([rng.integers(0, n, n) for _ in range(12)])
+    rows = E.smooth_ece_rows(c[idx], y[idx])
+    assert rows == pytest.approx([relplot_smece(c[i], y[i]) for i in idx], abs=1e-6)
+    assert rows == pytest.approx([E.smooth_ece(c[i], y[i]) for i in idx], abs=1e-13)
+
+
 @pytest.mark.parametrize("n,seed", [(60, 1), (2500, 2), (40000, 3)])
 def test_ks_matches_gupta_on_distinct_confidences(n, seed):
     c, y = _sim(n, seed)

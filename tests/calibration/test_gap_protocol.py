@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import brier_score_loss
 
 from bayesrank.calibration.cli import main as cli_main
 from bayesrank.calibration.gap import analyze, calibration_gap
@@ -15,7 +16,6 @@ from bayesrank.calibration.shift import protocol_shift, provenance_analysis
 from bayesrank.errors import InputError, ProtocolWarning
 from bayesrank.protocol import validate
 from bayesrank.report import to_jsonable
-from sklearn.metrics import brier_score_loss
 
 from .references import sklearn_ece
 

@@ -9,8 +9,15 @@ import pytest
 from scipy import stats
 
 from bayesrank.configflip.grid import EvalGrid
-from bayesrank.configflip.metrics import (cross_harness_differences, ordering_label, pairwise_flips,
-                                          reachable_orderings, scoring_path_sensitivity, tau_matrix, tau_r)
+from bayesrank.configflip.metrics import (
+    cross_harness_differences,
+    ordering_label,
+    pairwise_flips,
+    reachable_orderings,
+    scoring_path_sensitivity,
+    tau_matrix,
+    tau_r,
+)
 from bayesrank.configflip.ranges import apply_range, parse_range
 from bayesrank.errors import InputError
 

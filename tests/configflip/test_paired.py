@@ -11,8 +11,17 @@ from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint
 
 from bayesrank.configflip.grid import EvalGrid
-from bayesrank.configflip.paired import (cluster_se, detectable_effect, holm, jeffreys_interval, mcnemar_exact,
-                                         paired_comparison, paired_tests, parse_claim, wilson_interval)
+from bayesrank.configflip.paired import (
+    cluster_se,
+    detectable_effect,
+    holm,
+    jeffreys_interval,
+    mcnemar_exact,
+    paired_comparison,
+    paired_tests,
+    parse_claim,
+    wilson_interval,
+)
 from bayesrank.configflip.simulate import simulate_grid
 from bayesrank.errors import InputError
 

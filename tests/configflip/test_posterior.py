@@ -92,7 +92,7 @@ def test_flip_probabilities_are_calibrated_on_both_simulations(fits):
     with P >= 0.9 either way is right. (The fuller multi-repeat calibration is in
     benchmarks/bench_configflip.py.)"""
     p_all, truth_all, raw_all = [], [], []
-    for g, truth, res in fits.values():
+    for _g, truth, res in fits.values():
         pg = res.p_greater()
         for r in pg.itertuples():
             p_all.append(r.p_a_greater)

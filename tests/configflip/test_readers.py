@@ -8,9 +8,18 @@ import pandas as pd
 import pytest
 
 from bayesrank import datasets
-from bayesrank.configflip.readers import (items_from_stderr, n_from_stderr, read_any, read_helm_run,
-                                          read_inspect_log, read_lm_eval_dir, read_lm_eval_results,
-                                          read_lm_eval_samples, summarise_items, to_grid)
+from bayesrank.configflip.readers import (
+    items_from_stderr,
+    n_from_stderr,
+    read_any,
+    read_helm_run,
+    read_inspect_log,
+    read_lm_eval_dir,
+    read_lm_eval_results,
+    read_lm_eval_samples,
+    summarise_items,
+    to_grid,
+)
 
 GRID = "eval_grid/lm_eval_harness_2023"
 

@@ -11,8 +11,13 @@ from bayesrank.bt.mle import fit_newton
 from bayesrank.hja.anchor import HJAParams, constraint_violations, reanchor, sign_anchors
 from bayesrank.hja.data import JudgePairCounts
 from bayesrank.hja.fisher import constraint_jacobian, eta_jacobian
-from bayesrank.hja.mle import (NotConvergedWarning, StartsDisagreeWarning, fit_constrained_mle, linear_predictor,
-                               neg_loglik)
+from bayesrank.hja.mle import (
+    NotConvergedWarning,
+    StartsDisagreeWarning,
+    fit_constrained_mle,
+    linear_predictor,
+    neg_loglik,
+)
 from bayesrank.hja.simulate import sample_counts, simulate_panel, simulate_truth
 
 

@@ -4,8 +4,8 @@ import pytest
 
 from bayesrank.cli import main
 from bayesrank.errors import InputError
-from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.api import parse_actions
+from bayesrank.influence.greedy import greedy_audit
 from bayesrank.influence.objectives import CIObjective, TopK, parse_objective
 
 

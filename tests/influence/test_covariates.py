@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from bayesrank.bt.simulate import simulate_style_battles
 from bayesrank.bt.likelihood import tie_model
 from bayesrank.bt.mle import objective
+from bayesrank.bt.simulate import simulate_style_battles
 from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.influence import audit

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from bayesrank.bt.simulate import simulate_style_battles
+from bayesrank.cli import main
 from bayesrank.data.aggregate import pair_rows as battle_data
 from bayesrank.data.readers import read_comparisons
-from bayesrank.cli import main
 from bayesrank.influence.state import BTState
 from bayesrank.protocol import validate
 from tests.influence.style_reference import (

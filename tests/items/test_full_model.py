@@ -6,6 +6,7 @@ of an SD — the two share no code but the priors' values."""
 
 import numpy as np
 import pytest
+
 from bayesrank.items import irt
 from bayesrank.items.data import ItemScores
 

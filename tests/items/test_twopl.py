@@ -203,10 +203,9 @@ def test_nuts_reports_psis_loo():
     """fit_nuts(twopl=True) reports PSIS-LOO over items: its elpd = ArviZ's loo of the pointwise matrix
     built here, log I_g(i) − log Σ_q w_q on the sampling grid for every thinned draw (0/1 scores: no
     binomial constant)."""
-    from scipy.special import logsumexp
-
     import arviz as az
     import xarray as xr
+    from scipy.special import logsumexp
 
     d = _data(m=3, n=25, seed=4)
     fit = irt.fit_nuts(d, twopl=True, seed=1, draws=200, tune=200, chains=2)

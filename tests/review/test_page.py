@@ -3,7 +3,6 @@ the JSON schema, the CLI flags and exit codes."""
 
 import json
 import re
-import shutil
 import subprocess
 
 import numpy as np

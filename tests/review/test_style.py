@@ -21,7 +21,8 @@ def battles(tmp_path_factory):
     n = 3000
     a = rng.integers(0, 5, n)
     b = (a + rng.integers(1, 5, n)) % 5
-    length = lambda idx: np.where(idx == 1, rng.lognormal(6.6, 0.25, n), rng.lognormal(5.6, 0.25, n))
+    def length(idx):
+        return np.where(idx == 1, rng.lognormal(6.6, 0.25, n), rng.lognormal(5.6, 0.25, n))
     la, lb = length(a), length(b)
     raw = (la - lb) / (la + lb)
     d = (raw - raw.mean()) / raw.std()

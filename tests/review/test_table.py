@@ -99,7 +99,7 @@ def test_lm_eval_arc_table_end_to_end(tmp_path, capsys):
     acc = t.set_index("model")["accuracy"]
     xs = (acc * 1172).round().astype(int)
     lows, highs = [], []
-    for rival, x in xs.drop("llama-30B").items():
+    for _rival, x in xs.drop("llama-30B").items():
         lo_t, hi_t = extreme_tables(int(xs["llama-30B"]), int(x), 1172)
         lows.append(min(1, 2 * one_sided(lo_t)))
         highs.append(min(1, 2 * one_sided(hi_t)))

@@ -10,7 +10,15 @@ import pytest
 from scipy import stats
 
 from bayesrank.datasets import path as bundled
-from bayesrank.stats.discordance import SCALE, SHAPE, DiscordancePrior, claim_probability, fit_prior, p_ahead, pair_table
+from bayesrank.stats.discordance import (
+    SCALE,
+    SHAPE,
+    DiscordancePrior,
+    claim_probability,
+    fit_prior,
+    p_ahead,
+    pair_table,
+)
 from tests.stats.test_margins import alpaca_wins
 
 
