@@ -102,6 +102,12 @@ def _run(args, outputs) -> int:
 
         _error_line(f"numerical failure: {in_flags(getattr(args, 'command', None), str(err))}")
         return EXIT_NUMERICAL
+    except Exception:
+        # SIGINT raised inside compiled code (a numba-compiled PyTensor graph) comes back wrapped, as
+        # "SystemError: ... returned a result with an exception set": an interrupt, not a bug
+        if outputs.interrupted():
+            return _interrupted(outputs.written())
+        raise
     if outputs.interrupted():  # a library caught the interrupt and carried on (e.g. PyMC's sampler)
         return _interrupted(outputs.written())
     return code

@@ -1,7 +1,7 @@
 """Compiled loops over all K(K−1)/2 pairs of a large board (numba), for the rank analysis.
 
 NumPy's blocked versions (:func:`bayesrank.stats.ranksets.max_t_argmax`, the pairwise table's
-``p_ahead``) allocate a (K, S) block per leading player; from :data:`COMPILED_ABOVE` players on
+``p_ahead``) allocate a (K, S) block per leading player; from :data:`bayesrank.stats.ranksets.COMPILED_ABOVE` players on
 (4.5 million pairs at 3,000) these loops do the same arithmetic pair by pair, in place, draws in
 parallel threads: the same numbers (the same division, the same first-reached argmax), several
 times faster.
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
-
-COMPILED_ABOVE = 1000
 
 
 @njit(parallel=True, cache=True, fastmath=False)

@@ -64,6 +64,9 @@ def gaussian_errors(cov, n_sim: int, seed: int, df: float | None = None) -> np.n
     return z
 
 
+COMPILED_ABOVE = 1000  # players from which the pair loops are compiled (stats.pair_kernels)
+
+
 def max_t(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """Per error draw, ``max_{(a,b) ∈ pairs} (Z_a − Z_b) / sd_ab`` over the ordered pairs in the
     (K, K) boolean mask ``pairs``; −inf where the mask is empty."""
@@ -75,9 +78,7 @@ def max_t_argmax(errors: np.ndarray, sd: np.ndarray, pairs: np.ndarray) -> tuple
     mask is empty); from 1,000 players on by the compiled pair loop of
     :mod:`bayesrank.stats.pair_kernels` (the same numbers up to the last bit), else blocked NumPy
     (:func:`_max_t_blocked`)."""
-    from bayesrank.stats.pair_kernels import COMPILED_ABOVE
-
-    if sd.shape[0] >= COMPILED_ABOVE and len(errors):
+    if sd.shape[0] >= COMPILED_ABOVE and len(errors):  # numba is imported only here
         from bayesrank.stats.pair_kernels import max_t_argmax as compiled
 
         return compiled(errors, sd, pairs)

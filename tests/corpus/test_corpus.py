@@ -304,6 +304,25 @@ def test_interrupted_writer_leaves_nothing_at_the_requested_path(tmp_path, monke
     assert list(tmp_path.iterdir()) == []  # neither the file nor a temporary part
 
 
+def test_an_interrupt_wrapped_by_compiled_code_exits_130_and_a_bug_keeps_its_traceback(capsys, monkeypatch):
+    """SIGINT inside a numba-compiled PyTensor graph comes back as a SystemError (seen in CI during
+    PyMC's NUTS): after an interrupt that is exit 130 in one line; without one the error propagates."""
+    import argparse
+
+    from bayesrank import cli, outputs
+
+    def compiled(args):
+        if args.interrupt:
+            monkeypatch.setattr(outputs, "_INTERRUPTED", True)  # what the SIGINT handler records
+        raise SystemError("CPUDispatcher(<function numba_funcified_fgraph>) returned a result with an exception set")
+
+    assert cli._run(argparse.Namespace(func=compiled, interrupt=True), outputs) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "interrupted (Ctrl-C); nothing was written"
+    monkeypatch.setattr(outputs, "_INTERRUPTED", False)
+    with pytest.raises(SystemError):
+        cli._run(argparse.Namespace(func=compiled, interrupt=False), outputs)
+
+
 def _assert_interrupted(proc, err: str, out, tmp_path) -> None:
     import signal
 

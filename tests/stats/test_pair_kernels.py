@@ -52,9 +52,9 @@ def test_rank_sets_equal_with_the_compiled_loop(monkeypatch):
     cov = laplacian_cov(k, 3)
     score = np.sort(np.random.default_rng(4).normal(0, 0.5, k))[::-1]
     score -= score.mean()
-    monkeypatch.setattr(pair_kernels, "COMPILED_ABOVE", 10**9)
+    monkeypatch.setattr(ranksets, "COMPILED_ABOVE", 10**9)
     ref = ranksets.rank_confidence_sets(score, cov, n_sim=2000, seed=5)
-    monkeypatch.setattr(pair_kernels, "COMPILED_ABOVE", 2)
+    monkeypatch.setattr(ranksets, "COMPILED_ABOVE", 2)
     got = ranksets.rank_confidence_sets(score, cov, n_sim=2000, seed=5)
     np.testing.assert_array_equal(got.rank_lower, ref.rank_lower)
     np.testing.assert_array_equal(got.rank_upper, ref.rank_upper)
