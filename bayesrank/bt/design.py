@@ -25,7 +25,8 @@ shares π over candidate pairs maximise ``Σ_j log Φ(γ_j / sd_j(π) − z)`` b
 gradient in π_e is ``Σ_j φ/Φ(s_j)·γ_j ρ_j^{1/2} N w_e (c_j'L⁻¹u_e)² / (2 V_j^{3/2})``, u_e = e_a − e_b);
 the design is also re-optimised on the pairs with shares of at least :data:`PRUNE` (kept unless
 the full design needs :data:`PRUNED_SLACK` times fewer comparisons), counts rounded by largest remainder, and N found by
-doubling and integer bisection on the Monte Carlo power; shares and N are re-optimised until N
+doubling and integer bisection on the Monte Carlo power (the searches on the first
+:data:`COARSE_NORMALS` normals, the final total bisected again on all of them); shares and N are re-optimised until N
 settles. The comparators: the same bisection for uniform allocation over the claim's own pairs and
 for allocation in proportion to the existing pair counts.
 """
@@ -38,11 +39,13 @@ import numpy as np
 
 DENSE_MAX = 600  # players: dense Cholesky up to this size, sparse LU above
 N_NORMALS = 20_000
+COARSE_NORMALS = 2_000  # the searches' Monte Carlo; the final total is bisected again on all N_NORMALS
+NEGLIGIBLE = 6.0  # z − γ/sd below −6: the contrast fails with probability Φ(−6) ≈ 1e-9
 CERTAIN = 7.0  # γ/sd − z at or above this: the contrast is significant with probability 1 − 1e-12
 PRUNE = 0.005  # shares below this are dropped before rounding
 PRUNED_SLACK = 1.05  # the pruned design is kept unless the unpruned one needs 5% fewer comparisons
 CAP = 10**9  # more added comparisons than this: not settleable
-FW_ITER = 200
+FW_ITER = 100
 ALL_PAIRS_MAX = 20_000  # candidate pairs: every pair of players up to this many pairs
 
 
@@ -208,18 +211,30 @@ class Power:
         s = np.sqrt(self.rho)
         return v * np.outer(s, s)
 
+    def coarse(self, n_normals: int = COARSE_NORMALS) -> Power:
+        """The same power on the first ``n_normals`` of the normals (the plan's searches)."""
+        out = Power.__new__(Power)
+        out.__dict__.update(self.__dict__)
+        out.normals = self.normals[:n_normals]
+        return out
+
     def from_cov(self, v: np.ndarray) -> float:
+        """Power at the contrasts' covariance ``v``; contrasts with ``z − γ/sd < −`` :data:`NEGLIGIBLE`
+        (failing with probability < 1e-9 each) are left out of the Monte Carlo."""
+        from scipy.special import ndtr
+
         sd = np.sqrt(np.clip(np.diag(v), 1e-300, None))
         shift = self.z - self.gamma / sd
-        if len(sd) == 1:
-            from scipy.special import ndtr
-
-            return float(ndtr(-shift[0]))
-        r = v / np.outer(sd, sd)
-        vals, vecs = np.linalg.eigh((r + r.T) / 2)
+        keep = np.flatnonzero(shift > -NEGLIGIBLE)
+        if len(keep) == 0:
+            return 1.0
+        if len(keep) == 1:
+            return float(ndtr(-shift[keep[0]]))
+        sub = v[np.ix_(keep, keep)] / np.outer(sd[keep], sd[keep])
+        vals, vecs = np.linalg.eigh((sub + sub.T) / 2)
         root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-        zz = self.normals @ root.T
-        return float(np.mean(np.all(zz > shift, axis=1)))
+        zz = self.normals[:, keep] @ root.T
+        return float(np.mean(np.all(zz > shift[keep], axis=1)))
 
     def __call__(self, a=(), b=(), n=()) -> float:
         return self.from_cov(self.covariance(a, b, n))
@@ -256,14 +271,20 @@ def largest_remainder(total: int, shares: np.ndarray) -> np.ndarray:
     return base
 
 
-def smallest_total(power_at, target: float, cap: int = CAP) -> int | None:
-    """Smallest integer N ≥ 1 with ``power_at(N) ≥ target``: doubling, then bisection (None above ``cap``)."""
-    hi = 1
-    while power_at(hi) < target:
-        hi *= 2
-        if hi > 2 * cap:
-            return None
-    lo = hi // 2  # power_at(lo) < target (or lo = 0)
+def smallest_total(power_at, target: float, cap: int = CAP, start: int = 1) -> int | None:
+    """Smallest integer N ≥ 1 with ``power_at(N) ≥ target`` (power increasing in N): doubling up
+    (or halving down) from ``start``, then bisection; None above ``cap``."""
+    hi = max(1, int(start))
+    if power_at(hi) >= target:
+        lo = hi // 2
+        while lo >= 1 and power_at(lo) >= target:
+            hi, lo = lo, lo // 2
+    else:
+        while power_at(hi) < target:
+            hi *= 2
+            if hi > 2 * cap:
+                return None
+        lo = hi // 2  # power_at(lo) < target
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if power_at(mid) >= target:
@@ -334,7 +355,7 @@ def _frank_wolfe(power: Power, ca, cb, total: float, start: np.ndarray, iters: i
             p[worst] -= t
             return -objective(p)[3]
 
-        r = minimize_scalar(neg, bounds=(0.0, room), method="bounded", options={"xatol": 1e-4 * room + 1e-12})
+        r = minimize_scalar(neg, bounds=(0.0, room), method="bounded", options={"xatol": 1e-3 * room + 1e-12})
         t = room if neg(room) <= r.fun else float(r.x)
         if -neg(t) <= f + 1e-13:
             break
@@ -397,13 +418,15 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
     if now_l >= target:
         return Plan(0, [], now_l, now_l, 0, 0, n_contrasts=int(live.sum()))
     ca, cb = _candidates(design, pairs_l)
+    fine, pw = pw, pw.coarse()
 
-    def counts_power(a, b, shares):
-        memo = {}
+    def counts_power(a, b, shares, power=None):
+        memo: dict = {}
+        power = power or pw
 
         def at(total):
             if total not in memo:
-                memo[total] = pw(a, b, largest_remainder(total, shares))
+                memo[total] = power(a, b, largest_remainder(total, shares))
             return memo[total]
         return at
 
@@ -412,6 +435,11 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
     oa, ob = np.array([p[0] for p in own]), np.array([p[1] for p in own])
     uniform = smallest_total(counts_power(oa, ob, np.ones(len(own))), target, cap)
     proportional = smallest_total(counts_power(design.i, design.j, design.n), target, cap)
+    if uniform is not None:
+        uniform = smallest_total(counts_power(oa, ob, np.ones(len(own)), fine), target, cap, start=uniform)
+    if proportional is not None:
+        proportional = smallest_total(counts_power(design.i, design.j, design.n, fine), target, cap,
+                                      start=proportional)
     # the optimum: Frank–Wolfe on the shares at N, N by bisection at those shares, until N settles
     index = {(int(a), int(b)): e for e, (a, b) in enumerate(zip(ca, cb))}
     start = np.zeros(len(ca))
@@ -427,7 +455,7 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
         pruned[keep] = _frank_wolfe(pw, ca[keep], cb[keep], float(total), shares[keep])
         found = None
         for sh, slack in ((pruned, 1.0), (shares, 1.0 / PRUNED_SLACK)):  # the pruned design unless ≥ 5% larger
-            need = smallest_total(counts_power(ca, cb, sh), target, cap)
+            need = smallest_total(counts_power(ca, cb, sh), target, cap, start=total)
             if need is not None and (found is None or need * slack < found[0]):
                 found = (need, sh)
         if found is None:
@@ -442,6 +470,10 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
                     power_now=now, uniform_additional=uniform, proportional_additional=proportional,
                     n_contrasts=int(live.sum()), n_candidates=len(ca))
     need, kept = best
+    need = smallest_total(counts_power(ca, cb, kept, fine), target, cap, start=need)
+    if need is None:
+        return Plan(None, settleable=False, why=f"more than {cap:,} added comparisons would be needed",
+                    power_now=now, uniform_additional=uniform, proportional_additional=proportional)
     n = largest_remainder(need, kept)
     used = np.flatnonzero(n > 0)
     order = used[np.argsort(-n[used], kind="stable")]

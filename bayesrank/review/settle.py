@@ -1,0 +1,187 @@
+"""What would settle a claim (``to_settle``): for a claim the review does not support, the data to
+add that make its own test significant with 80% power if the current estimate were true.
+
+* **pairwise and judges** (:func:`pairwise_to_settle`): the added comparisons and their pairs from
+  :func:`bayesrank.bt.design.plan` — the allocation that minimises the claim's binding contrasts'
+  variance through the Fisher information of the Bradley–Terry fit, the power of the claim's
+  intersection–union Wald test by Monte Carlo on the contrasts' joint normal, the model variance
+  scaled to the review's covariance (sandwich with ties); beside it the totals for uniform
+  allocation over the claim's own pairs and for allocation in proportion to the existing pair
+  counts. Every outcome of the final design (old pairs and new) drawn from the fitted model: the
+  design's power, as a sample size formula states it.
+* **items** (:func:`items_to_settle`): a benchmark of N items drawn like the existing ones (a
+  bootstrap of the item rows: the claimed models' joint per-item scores), the claim's own paired test
+  (exact McNemar for 0/1 scores, paired t for fractional) at each candidate N over 2,000 simulated
+  benchmarks; the smallest N with power ≥ 0.8 by doubling and bisection; ``additional`` = N − n.
+
+``{settleable: false, why}`` when the claim has no contrast to plan for (the order claim), is false
+at the estimate, or its model is one the plan does not cover (style features, a position effect,
+clustered items).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TARGET_POWER = 0.8
+ITEM_SIMULATIONS = 2000
+ITEM_CAP = 10**7
+
+
+def not_settleable(why: str) -> dict:
+    return {"settleable": False, "why": why}
+
+
+def pairwise_to_settle(claim, fit, pairs, z: float, seed: int = 0, target: float = TARGET_POWER) -> dict:
+    """``to_settle`` of a pairwise claim (module docstring): ``fit`` the review's default
+    Bradley–Terry fit, ``pairs`` the claim's contrasts (a, b) on it, ``z`` its critical value."""
+    from bayesrank.bt.design import Design, plan
+    from bayesrank.bt.result import contrast_sd
+
+    if claim.kind not in ("pair", "top1", "topk") or pairs is None:
+        return not_settleable("the order claim's test is a Kendall τ bound over every pair: no contrast to plan "
+                              "comparisons for")
+    if getattr(fit, "counts", None) is None or getattr(fit, "features", None) or getattr(fit, "position", None):
+        return not_settleable("planned for the plain Bradley–Terry model; this model has style features or a "
+                              "position effect")
+    if getattr(fit, "ties", "half") not in ("half", "drop"):
+        return not_settleable(f"planned for half-win and drop-ties models; this fit's ties are {fit.ties}")
+    pairs = [(int(a), int(b)) for a, b in pairs]
+    gamma = np.array([fit.score[a] - fit.score[b] for a, b in pairs])
+    if not np.all(gamma > 0):
+        return not_settleable("the claim is false (or tied) at the estimate: more data drawn from it would not "
+                              "make it significant")
+    design = Design.from_fit(fit)
+    sd = contrast_sd(fit.theta_cov)
+    reported = np.array([sd[a, b] ** 2 for a, b in pairs])
+    model = np.diag(design.contrast_cov(pairs))
+    rho = reported / model
+    p = plan(design, pairs, gamma, z, rho, target=target, seed=seed)
+    if not p.settleable:
+        return not_settleable(p.why)
+    players = fit.players
+    scaled = bool(np.any(np.abs(rho - 1) > 1e-6))
+    return {
+        "settleable": True,
+        "additional": int(p.additional),
+        "unit": "comparisons",
+        "power": float(p.power),
+        "target_power": target,
+        "power_now": float(p.power_now),
+        "allocation": [{"player_a": str(players[a]), "player_b": str(players[b]), "count": int(n)}
+                       for a, b, n in (_ahead_first(x, fit.score) for x in p.allocation)],
+        "uniform_additional": p.uniform_additional,
+        "proportional_additional": p.proportional_additional,
+        "method": ("c-optimal allocation for the claim's contrasts (Fisher information of the Bradley–Terry fit, "
+                   "pairwise Frank–Wolfe); power of the claim's intersection–union Wald test by Monte Carlo on "
+                   "the contrasts' joint normal, every outcome drawn from the fitted scores"
+                   + ("; model variances scaled to the review's covariance" if scaled else "")),
+    }
+
+
+def _ahead_first(row, score):
+    a, b, n = row
+    return (a, b, n) if score[a] >= score[b] else (b, a, n)
+
+
+def items_to_settle(claim, scores: np.ndarray, pairs, level: float, seed: int = 0, binary: bool = True,
+                    target: float = TARGET_POWER, sims: int = ITEM_SIMULATIONS) -> dict:
+    """``to_settle`` of a per-item claim (module docstring): ``scores`` the (models, items) matrix of
+    the models the review scored, ``pairs`` the claim's contrasts (a, b) as rows of it; the test is
+    exact McNemar for 0/1 scores (``binary``), else the paired t, at the claim's sidedness; the
+    intersection–union over contrasts."""
+    from bayesrank.review.verdict import ONE_SIDED
+
+    if claim.kind not in ("pair", "top1", "topk") or pairs is None:
+        return not_settleable("the order claim's test is a bound over every pair: no contrast to plan items for")
+    scores = np.asarray(scores, dtype=float)
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    d = scores[a] - scores[b]  # (m, n) per-item differences
+    n = d.shape[1]
+    if not np.all(d.mean(axis=1) > 0):
+        return not_settleable("the claim is false (or tied) at the estimate: more items like these would not "
+                              "make it significant")
+    alpha = 1 - level
+    one = claim.sided == ONE_SIDED
+    memo: dict = {}
+
+    def power(total: int) -> float:
+        if total not in memo:
+            rng = np.random.default_rng([seed, total])
+            p = _item_p_values(d, rng.integers(0, n, size=(sims, total)), binary, one)
+            memo[total] = float(np.mean(p.max(axis=1) < alpha))
+        return memo[total]
+
+    now = power(n)
+    from bayesrank.bt.design import smallest_total
+
+    need = n if now >= target else smallest_total(power, target, ITEM_CAP)
+    if need is None:
+        return not_settleable(f"more than {ITEM_CAP:,} items would be needed")
+    if need < n:  # power ≥ target already at n
+        need = n
+    return {"settleable": True, "additional": int(need - n), "unit": "items", "power": power(need),
+            "target_power": target, "power_now": now,
+            "method": (f"bootstrap of the items (the claimed models' joint scores), the claim's "
+                       f"{'exact McNemar' if binary else 'paired t'} test on {sims:,} simulated benchmarks per size"
+                       f"{', intersection–union over its contrasts' if len(pairs) > 1 else ''}")}
+
+
+def _item_p_values(d: np.ndarray, idx: np.ndarray, binary: bool, one_sided: bool) -> np.ndarray:
+    """(sims, m) p-values of each contrast on the resampled items ``idx`` (sims, N): exact McNemar
+    (one-sided P(X ≥ n10 | n10 + n01, ½); two-sided ``min(1, 2·P(X ≤ min))``, directional: a contrast
+    whose discordant counts go the wrong way gets p = 1) or the paired t."""
+    from scipy.special import bdtr, stdtr
+
+    sims, total = idx.shape
+    out = np.empty((sims, d.shape[0]))
+    for j in range(d.shape[0]):
+        x = d[j][idx]
+        if binary:
+            n10 = (x > 0).sum(axis=1)
+            n01 = (x < 0).sum(axis=1)
+            m = n10 + n01
+            lower = np.where(m > 0, bdtr(np.minimum(n10, n01), m, 0.5), 1.0)  # P(X ≤ min)
+            if one_sided:
+                p = np.where(m > 0, bdtr(n01, m, 0.5), 1.0)  # P(X ≥ n10) = P(X ≤ n01)
+            else:
+                p = np.where(n10 > n01, np.minimum(1.0, 2 * lower), 1.0)
+        else:
+            mean = x.mean(axis=1)
+            sd = x.std(axis=1, ddof=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0) * np.sqrt(total), np.sign(mean) * np.inf)
+            upper = stdtr(total - 1, -t)  # P(T ≥ t)
+            p = upper if one_sided else np.where(mean > 0, np.minimum(1.0, 2 * upper), 1.0)
+        out[:, j] = p
+    return out
+
+
+def settle_text(to_settle: dict | None, short: bool = False) -> str:
+    """The page's cell: '1,622 more comparisons (BOS–OKC 293, …): 80% power' or why not (``short``:
+    the terminal's '1,622 more comparisons over 108 pairs')."""
+    from bayesrank.review.numbers import count, plural
+
+    if to_settle is None:
+        return "–"
+    if not to_settle.get("settleable", True):
+        return f"not settleable: {to_settle.get('why', '')}"
+    unit = to_settle.get("unit", "items")
+    power = to_settle.get("power")
+    if not to_settle.get("additional"):
+        now = to_settle.get("power_now", power)
+        return f"no more {unit}: {now:.0%} power already"
+    text = f"{count(to_settle['additional'])} more {unit}"
+    alloc = to_settle.get("allocation") or []
+    if short:
+        return text + (f" over {plural(len(alloc), 'pair')}" if alloc else "")
+    if alloc:
+        top = ", ".join(f"{a['player_a']}–{a['player_b']} {count(a['count'])}" for a in alloc[:3])
+        more = f", … {len(alloc)} pairs" if len(alloc) > 3 else ""
+        text += f" ({top}{more})"
+    if power is not None:
+        text += f": {power:.0%} power"
+    if to_settle.get("uniform_additional"):
+        text += f"; uniform over its pairs {count(to_settle['uniform_additional'])}"
+    return text
