@@ -104,13 +104,17 @@ def items_to_settle(claim, scores: np.ndarray, pairs, level: float, seed: int = 
                               "make it significant")
     alpha = 1 - level
     one = claim.sided == ONE_SIDED
+    patterns, freq = np.unique(d.T, axis=0, return_counts=True)
+    share = freq / freq.sum()
     memo: dict = {}
 
     def power(total: int) -> float:
+        if total < 2:
+            return 0.0
         if total not in memo:
             rng = np.random.default_rng([seed, total])
-            p = _item_p_values(d, rng.integers(0, n, size=(sims, total)), binary, one)
-            memo[total] = float(np.mean(p.max(axis=1) < alpha))
+            memo[total] = float(np.mean(_item_supported(patterns, rng.multinomial(total, share, size=sims), binary,
+                                                        one, alpha)))
         return memo[total]
 
     now = power(n)
@@ -128,34 +132,29 @@ def items_to_settle(claim, scores: np.ndarray, pairs, level: float, seed: int = 
                        f"{', intersection–union over its contrasts' if len(pairs) > 1 else ''}")}
 
 
-def _item_p_values(d: np.ndarray, idx: np.ndarray, binary: bool, one_sided: bool) -> np.ndarray:
-    """(sims, m) p-values of each contrast on the resampled items ``idx`` (sims, N): exact McNemar
-    (one-sided P(X ≥ n10 | n10 + n01, ½); two-sided ``min(1, 2·P(X ≤ min))``, directional: a contrast
-    whose discordant counts go the wrong way gets p = 1) or the paired t."""
-    from scipy.special import bdtr, stdtr
+def _item_supported(patterns: np.ndarray, counts: np.ndarray, binary: bool, one_sided: bool,
+                    alpha: float) -> np.ndarray:
+    """(sims,) whether the claim is supported on resampled benchmarks by the items review's rule:
+    every contrast's mean difference > 0 and its p-value < α — exact McNemar
+    (:func:`bayesrank.stats.paired.mcnemar_exact_many`) for 0/1 scores, else the paired t.
+    ``patterns`` (u, m): the distinct per-item differences of the m contrasts; ``counts`` (sims, u):
+    how often each is drawn (a bootstrap of the items is a multinomial over their rows)."""
+    from bayesrank.stats.paired import mcnemar_exact_many
 
-    sims, total = idx.shape
-    out = np.empty((sims, d.shape[0]))
-    for j in range(d.shape[0]):
-        x = d[j][idx]
-        if binary:
-            n10 = (x > 0).sum(axis=1)
-            n01 = (x < 0).sum(axis=1)
-            m = n10 + n01
-            lower = np.where(m > 0, bdtr(np.minimum(n10, n01), m, 0.5), 1.0)  # P(X ≤ min)
-            if one_sided:
-                p = np.where(m > 0, bdtr(n01, m, 0.5), 1.0)  # P(X ≥ n10) = P(X ≤ n01)
-            else:
-                p = np.where(n10 > n01, np.minimum(1.0, 2 * lower), 1.0)
-        else:
-            mean = x.mean(axis=1)
-            sd = x.std(axis=1, ddof=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0) * np.sqrt(total), np.sign(mean) * np.inf)
-            upper = stdtr(total - 1, -t)  # P(T ≥ t)
-            p = upper if one_sided else np.where(mean > 0, np.minimum(1.0, 2 * upper), 1.0)
-        out[:, j] = p
-    return out
+    total = int(counts[0].sum())
+    s1 = counts @ patterns
+    mean = s1 / total
+    if binary:
+        two, one = mcnemar_exact_many(counts @ (patterns > 0), counts @ (patterns < 0))
+        p = one if one_sided else two
+    else:
+        from scipy import stats
+
+        var = np.clip((counts @ patterns**2 - total * mean**2) / (total - 1), 0.0, None)
+        se = np.sqrt(var / total)
+        t = np.divide(mean, se, out=np.where(mean > 0, np.inf, np.where(mean < 0, -np.inf, 0.0)), where=se > 1e-15)
+        p = stats.t.sf(t, total - 1) if one_sided else 2 * stats.t.sf(np.abs(t), total - 1)
+    return np.all((mean > 0) & (p < alpha), axis=1)
 
 
 def settle_text(to_settle: dict | None, short: bool = False) -> str:

@@ -173,3 +173,81 @@ def test_judges_review_writes_to_settle(tmp_path):
         assert "to_settle" in c and (c["to_settle"] is None) == (c["verdict"] == "supported")
     s = _by(doc)["GPT 3.5 Turbo>GPT 4"]["to_settle"]
     assert s["settleable"] is False  # false at the estimate
+
+
+ITEMS = "items/arena_bench_v1_gpt4_single_scores_01.csv"
+
+
+def _resampled_power(frame, claim_pairs, total: int, reps: int, seed: int, test) -> float:
+    """Share of benchmarks of ``total`` items drawn with replacement from the item rows (the models'
+    joint scores) on which every claimed contrast has mean > 0 and ``test(x_a, x_b) < 0.05``."""
+    wide = frame.pivot(index="item", columns="model", values="score").dropna()  # the items every model answered
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(reps):
+        rows = wide.iloc[rng.integers(0, len(wide), total)]
+        hits += all(rows[a].mean() > rows[b].mean() and test(rows[a].to_numpy(), rows[b].to_numpy()) < 0.05
+                    for a, b in claim_pairs)
+    return hits / reps
+
+
+def test_items_fractional_scores_paired_t(tmp_path):
+    """Arena-Hard single scores (fractional: the paired t): the items for a pre-specified pair claim that
+    is not significant, checked by an independent simulation (SciPy's ttest_rel on benchmarks resampled
+    from the item rows, 1,000 of them) within 3 combined Monte Carlo SEs."""
+    from scipy import stats
+
+    from bayesrank.datasets import resolve
+
+    a, b = "gpt-3.5-turbo", "gpt-3.5-turbo-1106"
+    doc = _run(tmp_path, ITEMS, "--fast", "--claim", f"{a}>{b}", "--claim", "order")
+    c = doc["claims"][0]
+    assert c["frequentist"]["test"] == "paired t" and c["verdict"] == "unsupported"
+    s = c["to_settle"]
+    assert s["settleable"] and s["unit"] == "items" and "allocation" not in s and s["additional"] > 0
+    assert doc["claims"][1]["to_settle"]["settleable"] is False  # the order claim
+    frame = pd.read_csv(resolve(ITEMS))
+    n = len(frame.pivot(index="item", columns="model", values="score").dropna())
+    assert doc["sections"]["items"]["n_items"] == n if "items" in doc["sections"] else True
+    reps = 1000
+    got = _resampled_power(frame, [(a, b)], n + s["additional"], reps, 0,
+                           lambda x, y: stats.ttest_rel(x, y, alternative="greater").pvalue)
+    se = math.sqrt(s["power"] * (1 - s["power"]) * (1 / reps + 1 / 2000))
+    assert abs(got - s["power"]) < 3 * se
+
+
+def test_items_binary_scores_exact_mcnemar(tmp_path):
+    """The same benchmark binarised (score ≥ 0.5): the claim's one-sided p-value is half statsmodels'
+    exact McNemar (the discordance favours A), and the stated power is reached on benchmarks resampled
+    from the item rows under SciPy's exact binomial test of the discordant items (1,000 of them)."""
+    from scipy import stats
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from bayesrank.datasets import resolve
+
+    frame = pd.read_csv(resolve(ITEMS))[["model", "item", "score"]]
+    frame["score"] = (frame["score"] >= 0.5).astype(int)
+    path = tmp_path / "binary.csv"
+    frame.to_csv(path, index=False)
+    a, b = "claude-2.1", "claude-instant-1"
+    doc = _run(tmp_path, str(path), "--fast", "--claim", f"{a}>{b}", name="bin")
+    c = doc["claims"][0]
+    assert c["frequentist"]["test"] == "exact McNemar"
+    wide = frame.pivot(index="item", columns="model", values="score").dropna()
+    d10 = int(((wide[a] == 1) & (wide[b] == 0)).sum())
+    d01 = int(((wide[a] == 0) & (wide[b] == 1)).sum())
+    assert d10 > d01
+    want = mcnemar([[0, d10], [d01, 0]], exact=True).pvalue / 2
+    assert c["frequentist"]["p_value"] == pytest.approx(want, rel=1e-9)
+    assert c["verdict"] == "unsupported"
+    s = c["to_settle"]
+    assert s["settleable"] and s["unit"] == "items" and s["additional"] > 0
+
+    def one_sided(x, y):  # H1: A solves more of the discordant items
+        n10, n01 = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
+        return stats.binomtest(n10, n10 + n01, 0.5, alternative="greater").pvalue if n10 + n01 else 1.0
+
+    reps = 1000
+    got = _resampled_power(frame, [(a, b)], len(wide) + s["additional"], reps, 0, one_sided)
+    se = math.sqrt(s["power"] * (1 - s["power"]) * (1 / reps + 1 / 2000))
+    assert abs(got - s["power"]) < 3 * se
