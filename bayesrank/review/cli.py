@@ -108,7 +108,6 @@ def claims_table(report):
         BAYESIAN_HEAD,
         FREQUENTIST_HEAD,
         OVERTURN_HEAD,
-        SETTLE_HEAD,
         SIGNIFICANCE_HEAD,
         _has_settle,
         bayesian_cell,
@@ -124,10 +123,15 @@ def claims_table(report):
     actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
     settle = _has_settle(report)
+    # the claim column keeps a label on one line up to a third of the terminal (more columns share the rest)
+    import shutil
+
+    longest = max((len(terminal_text(claim_label(c)).plain) for c in report.claims), default=10)
+    label_width = min(longest, max(20, shutil.get_terminal_size((140, 40)).columns // 3))
     t = Table(title="claims and verdicts", show_lines=True)
     for col in ("claim", "verdict", FREQUENTIST_HEAD, BAYESIAN_HEAD, OVERTURN_HEAD,
-                *([SIGNIFICANCE_HEAD] if significance else []), *([SETTLE_HEAD] if settle else [])):
-        t.add_column(Text(col), overflow="fold")
+                *([SIGNIFICANCE_HEAD] if significance else []), *(["to settle it (80% power)"] if settle else [])):
+        t.add_column(Text(col), overflow="fold", min_width=label_width if col == "claim" else None)
     for c in report.claims:  # names and intervals are plain text, never rich markup; controls shown
         groups = [c.perturbation] + ([c.significance_perturbation] if significance else [])
         t.add_row(terminal_text(claim_label(c)), Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"),

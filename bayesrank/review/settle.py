@@ -165,7 +165,7 @@ def settle_text(to_settle: dict | None, short: bool = False) -> str:
     if to_settle is None:
         return "–"
     if not to_settle.get("settleable", True):
-        return f"not settleable: {to_settle.get('why', '')}"
+        return "not settleable (the page says why)" if short else f"not settleable: {to_settle.get('why', '')}"
     unit = to_settle.get("unit", "items")
     power = to_settle.get("power")
     if not to_settle.get("additional"):
