@@ -269,8 +269,8 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     lb["rank_lower"], lb["rank_upper"] = rs.rank_lower, rs.rank_upper
     lb["tie_group"] = groups.loc[lb["player"]].to_numpy()
     lb["theta"] = bayes.score
-    ranks_draws = 1 + (bayes.draws[:, None, :] > bayes.draws[:, :, None]).sum(axis=2)
-    lb["p_top1"] = (ranks_draws == 1).mean(axis=0)
+    # rank 1 in a draw = no model strictly ahead = at the draw's maximum (O(S·M), not S·M² comparisons)
+    lb["p_top1"] = (bayes.draws == bayes.draws.max(axis=1, keepdims=True)).mean(axis=0)
     lb = lb.iloc[order].reset_index(drop=True)
     cols = ["player", "score", "lower", "upper", "rank", "rank_lower", "rank_upper", "tie_group", "theta", "p_top1",
             "n_items"] + [c for c in ("wilson_lower", "wilson_upper", "jeffreys_lower", "jeffreys_upper") if c in lb]
