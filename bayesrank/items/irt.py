@@ -490,8 +490,31 @@ def total_distribution(theta, mu, sigma, st: RaschStats) -> np.ndarray:
 
     theta = np.atleast_2d(theta)  # (D, M): several draws at once
     mu, sigma = np.atleast_1d(mu), np.atleast_1d(sigma)
+    if len(st.patterns) == 1 and (st.patterns == 1).all():
+        return _total_law_rasch(theta, mu, sigma, st)
     b = mu[:, None] + sigma[:, None] * st.x_nodes[None, :]  # (D, Q)
     return total_law(expit(theta[:, :, None] - b[:, None, :]), softmax(st.log_w))
+
+
+def _total_law_rasch(theta, mu, sigma, st: RaschStats) -> np.ndarray:
+    """:func:`total_distribution` for one trial per model and item, in O(M² + MQ) per draw: given b,
+    ``P(total = s) = e^{−sb} γ_s(e^θ) / Π_m (1 + e^{θ_m − b})`` with γ_s the elementary symmetric
+    polynomial of order s of the e^{θ_m} (the Rasch model's conditional likelihood), so integrated
+    over b with the quadrature ``π_s = γ_s I_s / Σ_q w_q``, I_s the collapsed likelihood's integral
+    for an item of total s (:func:`group_loglik` of :func:`every_total`) — node by node the same
+    sum as the dynamic programme of :func:`total_law`. log γ by the recursion
+    γ_s ← γ_s + e^{θ_j} γ_{s−1} in logs (every term positive: stable)."""
+    from scipy.special import logsumexp
+
+    d, m = theta.shape
+    full = every_total(st)
+    lg = np.full((d, m + 1), -np.inf)
+    lg[:, 0] = 0.0
+    for j in range(m):
+        lg[:, 1:j + 2] = np.logaddexp(lg[:, 1:j + 2], lg[:, : j + 1] + theta[:, j : j + 1])
+    li = np.stack([group_loglik(theta[k], mu[k], sigma[k], full) for k in range(d)])
+    out = np.exp(lg + li - logsumexp(st.log_w))
+    return out[0] if d == 1 else out
 
 
 def total_law(p: np.ndarray, w: np.ndarray) -> np.ndarray:
