@@ -201,7 +201,8 @@ def posterior_mode(st: RaschStats, prior=PRIOR, x0=None, max_iter: int = 100) ->
     lp, g, h = log_posterior(x, st, prior, hess=True)
     best, stalled, status, it = np.inf, 0, "iteration limit", 0
     dec = np.inf
-    for it in range(1, max_iter + 1):
+    while it < max_iter:
+        it += 1
         shift, neg = 0.0, -h
         scale = float(np.abs(np.diag(neg)).max()) or 1.0
         while True:
@@ -237,8 +238,6 @@ def posterior_mode(st: RaschStats, prior=PRIOR, x0=None, max_iter: int = 100) ->
             break
         x = xn
         lp, g, h = log_posterior(x, st, prior, hess=True)
-    else:
-        it = max_iter
     return x, h, {"nit": it, "decrement": dec, "message": status}
 
 
