@@ -188,3 +188,30 @@ def test_item_total_law_equals_the_dynamic_programme():
     ref = irt.total_law(expit(th[:, :, None] - b[:, None, :]), softmax(st.log_w))
     np.testing.assert_allclose(irt.total_distribution(th, mu, sg, st), ref, rtol=1e-10, atol=1e-15)
     np.testing.assert_allclose(irt.total_distribution(th[1], mu[1], sg[1], st), ref[1], rtol=1e-10, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------------- size limit
+def test_too_many_models_is_refused_in_one_line_before_reading(tmp_path, capsys):
+    """A wide table with 5,001 model columns is refused from its header (its cells are not even
+    numbers: reading them would stop with another message), exit 2, naming the limit and --models."""
+    from bayesrank.cli import main
+    from bayesrank.review.items import MAX_MODELS
+
+    p = tmp_path / "wide.csv"
+    p.write_text("item," + ",".join(f"m{i}" for i in range(MAX_MODELS + 1)) + "\n"
+                 + "q1," + ",".join(["x"] * (MAX_MODELS + 1)) + "\n")
+    assert main(["review", str(p), "--kind", "items", "--fast"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{MAX_MODELS + 1:,} models" in err[0] and f"{MAX_MODELS:,}" in err[0]
+    assert "--models" in err[0]
+
+
+def test_too_many_models_in_long_rows_is_refused_after_reading(monkeypatch):
+    from bayesrank.review import items as review_items
+    from bayesrank.review.api import review
+
+    monkeypatch.setattr(review_items, "MAX_MODELS", 3)
+    df = long_frame(rasch_matrix(4, 50))
+    with pytest.raises(InputError, match=r"4 models is above the 3 .* --models"):
+        review(df, kind="items", fast=True)
+    assert review(df, kind="items", fast=True, models=["llm0", "llm1", "llm2"]).claims  # a subset fits
