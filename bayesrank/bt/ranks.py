@@ -172,12 +172,13 @@ def _fit_cov(fit) -> np.ndarray:
     raise InputError(f"the {fit.method} fit has neither a covariance nor draws")
 
 
-def pairwise_table(fit, players=None, level: float | None = None, draws=None) -> pd.DataFrame:
+def pairwise_table(fit, players=None, level: float | None = None, draws=None, ahead: bool = True) -> pd.DataFrame:
     """One row per unordered pair (``player_a`` ahead of ``player_b`` by score), the family being all
     pairs of ``players`` (default: every player): ``diff`` = θ̂_a − θ̂_b, ``sd``, ``z``, ``p_value``
     (two-sided), ``p_holm``, ``p_bh``, ``p_win`` = expit(diff) with ``p_win_lower``/``p_win_upper``
     (Wald at ``level`` on the logit scale), and ``p_ahead`` = P(θ_a > θ_b) over the draws (fit's draws
-    unless ``draws`` given; NaN if none)."""
+    unless ``draws`` given; NaN if none, or with ``ahead=False``: K(K−1)/2 × draws comparisons, most
+    of the table's time on a board of thousands)."""
     from scipy.special import expit, ndtr  # ndtr(−x) is scipy.stats.norm.sf(x), without importing scipy.stats
 
     level = fit.level if level is None else level
@@ -194,7 +195,7 @@ def pairwise_table(fit, players=None, level: float | None = None, draws=None) ->
     zval = diff / sd
     p = 2 * ndtr(-np.abs(zval))
     zq = two_sided_z(level)
-    d = fit.draws if draws is None else draws
+    d = None if not ahead else fit.draws if draws is None else draws
     if d is not None and len(idx) >= LARGE_BOARD:  # the compiled pair loop (same counts)
         from bayesrank.stats.pair_kernels import ahead_share
 
@@ -242,7 +243,12 @@ def significance_tiers(pairs: pd.DataFrame, order, alpha: float, adjust: str = "
     col = {"holm": "p_holm", "bh": "p_bh"}[adjust]
     order = [str(p) for p in order]
     index = pd.Index(order)
-    ia, ib = index.get_indexer(pairs["player_a"]), index.get_indexer(pairs["player_b"])
+
+    def positions(col):  # the distinct names looked up once (K names for K(K−1)/2 rows)
+        codes, uniques = pd.factorize(pairs[col])
+        return np.where(codes >= 0, index.get_indexer(uniques)[codes], -1)
+
+    ia, ib = positions("player_a"), positions("player_b")
     known = (ia >= 0) & (ib >= 0)
     sig = np.zeros((len(order), len(order)), dtype=bool)  # sig[a, b]: a significantly ahead of b
     sig[ia[known], ib[known]] = pairs[col].to_numpy()[known] < alpha
@@ -520,6 +526,7 @@ def default_n_sim(k: int) -> int:
 def analyze_ranks(
     fit, level: float | None = None, draws=None, *, critical: str = "auto", stepdown: bool = True,
     n_sim: int | None = None, n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5, marginal: bool = True,
+    pairs_ahead: bool = True,
 ) -> RankAnalysis:
     """Everything about ranks for one :class:`~bayesrank.bt.result.LeaderboardFit`.
 
@@ -530,7 +537,8 @@ def analyze_ranks(
     (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂. ``level`` defaults to the
     fit's; the fit's ``lower``/``upper`` stay at the fit's level (``fit_level`` in the output).
     ``marginal=False`` skips the marginal rank sets (one stepdown per player: most of the time on a
-    large leaderboard; the review's page shows the simultaneous sets only)."""
+    large leaderboard; the review's page shows the simultaneous sets only). ``pairs_ahead=False`` leaves
+    the pairwise table's ``p_ahead`` NaN (:func:`pairwise_table`; the review shows no P(ahead))."""
     level = float(fit.level if level is None else level)
     _check_level(level)
     if critical not in ("auto", "gaussian", "bootstrap"):
@@ -556,7 +564,7 @@ def analyze_ranks(
     probs = rank_probabilities(d, players)
     intervals = rank_quantile_intervals(d, players, level)
     top_sets = {kk: top_k_sets(d, players, kk, n_top_sets) for kk in top_k}
-    pairs = pairwise_table(fit, None, level, draws=d)
+    pairs = pairwise_table(fit, None, level, draws=d, ahead=pairs_ahead)
     diag = fit_diagnostics(fit)
     diag = dataclasses.replace(diag, extra={**diag.extra, "rank_sets": f"{simul.critical} critical values from "
                                                                        f"{simul.n_errors} error draws"})

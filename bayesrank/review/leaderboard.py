@@ -23,7 +23,8 @@ def leaderboard_table(fits: dict, level: float, seed: int):
     draws = None
     if bayes is not None and bayes.draws is not None and list(map(str, bayes.players)) == list(map(str, default.players)):
         draws = bayes.draws[:, :k]
-    ranks = analyze_ranks(default, level=level, seed=seed, draws=draws, marginal=False)  # the page shows the simultaneous sets
+    ranks = analyze_ranks(default, level=level, seed=seed, draws=draws, marginal=False,  # the page shows the simultaneous sets
+                          pairs_ahead=False)  # and no pairwise P(ahead)
     rt = ranks.table().set_index("player")
     table = default.table()
     for col in ("rank_lower", "rank_upper", "draws_rank_lower", "draws_rank_upper", "p_top1"):

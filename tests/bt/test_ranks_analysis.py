@@ -165,6 +165,14 @@ def test_analysis_without_marginal_sets_keeps_everything_else(mle_fit):
     assert set(data["rank_sets"]) == {"simultaneous"} and "marginal_rank_lower" not in data["players"][0]
 
 
+def test_analysis_without_p_ahead_keeps_everything_else(mle_fit):
+    """``pairs_ahead=False`` (the review's page) leaves only the pairwise table's P(ahead) empty."""
+    full, lean = analyze_ranks(mle_fit, seed=1), analyze_ranks(mle_fit, seed=1, pairs_ahead=False)
+    assert full.pairs["p_ahead"].notna().all() and lean.pairs["p_ahead"].isna().all()
+    pd.testing.assert_frame_equal(lean.pairs.drop(columns="p_ahead"), full.pairs.drop(columns="p_ahead"))
+    pd.testing.assert_frame_equal(lean.table(), full.table())
+
+
 def test_analysis_of_a_bootstrap_fit_uses_bootstrap_critical_values(boot_fit):
     ra = analyze_ranks(boot_fit)
     assert ra.simultaneous.critical == "bootstrap" and ra.simultaneous.n_errors == 400
