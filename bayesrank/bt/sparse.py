@@ -200,15 +200,6 @@ def newton(i, j, k: int, counts: np.ndarray, ties: str, ridge: float = 0.0, star
     return SparseNewton(theta, loss, g, factor, h, it, converged)
 
 
-def incidence(i: np.ndarray, j: np.ndarray, k: int):
-    """The (R, K) CSR design ``X`` with rows ``e_i − e_j`` (``Xθ`` = every row's d, ``Xᵀg`` = the chain rule)."""
-    from scipy.sparse import csr_matrix
-
-    r = len(i)
-    return csr_matrix((np.repeat([[1.0, -1.0]], r, axis=0).ravel(), np.column_stack([i, j]).ravel(),
-                       np.arange(0, 2 * r + 1, 2)), shape=(r, k))
-
-
 def chord(i, j, k: int, batch_counts: np.ndarray, ties: str, factor: HessianFactor, start: np.ndarray,
           ridge: float = 0.0, tol: float = 1e-10, max_iter: int = 60, chunk: int = 64, memory: int = 4):
     """Exact MLEs of the tables ``batch_counts`` (B, R, 3) by the chord iteration with ``factor``
@@ -216,25 +207,20 @@ def chord(i, j, k: int, batch_counts: np.ndarray, ties: str, factor: HessianFact
     ``memory`` iterates (the fixed point, hence the answer, is the chord's; ``memory=0`` is the plain
     chord). Returns (θ (B, K), converged (B,)): a table has converged when its chord step
     ``H₀⁻¹∇L_b(θ)`` is below ``tol``; the others keep their last iterate (refit them by Newton)."""
+    from bayesrank.bt.sparse_kernels import batch_gradient
+
     b = batch_counts.shape[0]
-    x_design = incidence(i, j, k)
-    xt = x_design.T.tocsr()
-    wi, n = effective_counts(batch_counts, ties)
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    wi, n = (np.ascontiguousarray(x, dtype=float) for x in effective_counts(batch_counts, ties))  # (B, R)
     out = np.repeat(np.asarray(start, dtype=float)[None, :k], b, axis=0)
     ok = np.zeros(b, dtype=bool)
     for lo in range(0, b, chunk):
         act = np.arange(lo, min(b, lo + chunk))
-        n_t, wi_t = np.ascontiguousarray(n[act].T), np.ascontiguousarray(wi[act].T)  # (R, m) of the active tables
+        n_t, wi_t = n[act], wi[act]  # (m, R) of the active tables
         hist_x, hist_f = [], []  # per iteration: (m, K) iterates and residuals of the active tables
         for _ in range(max_iter):
             th = out[act]
-            d = x_design @ th.T  # (R, m)
-            np.multiply(d, 0.5, out=d)
-            np.tanh(d, out=d)
-            d += 1.0
-            d *= 0.5 * n_t  # n σ(d) with σ(d) = (1 + tanh(d/2))/2
-            d -= wi_t
-            g = (xt @ d).T + ridge * th
+            g = batch_gradient(th, i, j, n_t, wi_t, ridge)  # (m, K)
             step = factor.solve(g.T).T
             done = np.abs(step).max(axis=1) < tol
             new = th - step
@@ -257,7 +243,7 @@ def chord(i, j, k: int, batch_counts: np.ndarray, ties: str, factor: HessianFact
             keep = ~done
             act = act[keep]
             if not keep.all():
-                n_t, wi_t = n_t[:, keep], wi_t[:, keep]
+                n_t, wi_t = n_t[keep], wi_t[keep]
             hist_x = [x[keep] for x in hist_x[-memory:]]
             hist_f = [f[keep] for f in hist_f[-memory:]]
             if not len(act):
