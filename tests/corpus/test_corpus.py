@@ -316,6 +316,7 @@ def test_an_interrupt_wrapped_by_compiled_code_exits_130_and_a_bug_keeps_its_tra
             monkeypatch.setattr(outputs, "_INTERRUPTED", True)  # what the SIGINT handler records
         raise SystemError("CPUDispatcher(<function numba_funcified_fgraph>) returned a result with an exception set")
 
+    monkeypatch.setattr(outputs, "_WRITTEN", [])  # files other tests wrote in this process are not this command's
     assert cli._run(argparse.Namespace(func=compiled, interrupt=True), outputs) == 130
     assert capsys.readouterr().err.strip().splitlines()[-1] == "interrupted (Ctrl-C); nothing was written"
     monkeypatch.setattr(outputs, "_INTERRUPTED", False)

@@ -51,6 +51,7 @@ def full_twopl_model(y):
 
 
 @pytest.mark.slow
+@pytest.mark.validation  # ~1.5 min of NUTS on the full model; the default suite keeps the 2PL SBC and the quadrature checks
 def test_collapsed_and_full_twopl_posteriors_agree():
     y = twopl_scores(4, 30, seed=8)
     col = irt.fit_nuts(items(y), seed=3, draws=1000, twopl=True)
