@@ -464,6 +464,14 @@ def covariance(model: TieModel, counts: PairRows, params: np.ndarray, hessian: n
     hinv = constrained_covariance(hessian, k) if hinv is None else hinv
     if kind == "fisher":
         return hinv
+    if kind == "sandwich" and batch_counts is None and np.ndim(params) == 1 and not counts.unit:
+        design = Design(counts, model, position)
+        if _sparse_plain(design):  # a large sparse board: B = Σ_r b_r x_r x_rᵀ as a sparse Laplacian
+            from bayesrank.bt.sparse import laplacian
+
+            s, c = _scores(design, params[None], None)
+            b = np.einsum("ro,ro->r", c[0] * (counts.weight**2)[:, None], s[0, ..., 0] ** 2)
+            return hinv @ (laplacian(counts.i, counts.j, k, b) @ hinv)
     out = hinv @ meat(model, counts, params, batch_counts, position=position, cluster=kind == "cluster") @ hinv
     if kind == "cluster":
         out = out * cluster_correction(counts, hessian.shape[-1] - 1)
@@ -636,7 +644,7 @@ def _sparse_chord(counts: PairRows, model: TieModel, position: bool, ridge: floa
     theta0 = np.asarray(start, dtype=float).reshape(-1)[: design.k]
     wi, n = sparse.effective_counts(counts.weighted_counts(), model.name)
     _, _, h = sparse._loss_grad_curv(theta0, counts.i, counts.j, design.k, wi, n, ridge)
-    factor = sparse.HessianFactor(sparse.laplacian(counts.i, counts.j, design.k, h, ridge), ridge)
+    factor = sparse.HessianFactor.of_rows(counts.i, counts.j, design.k, h, ridge)
 
     def fit(tables):
         tables = counts.weighted_counts(tables)

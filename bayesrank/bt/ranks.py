@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -331,10 +332,19 @@ class RankAnalysis(Result):
     n_draws: int
     top_k: tuple
     top_sets: dict
-    pairs: pd.DataFrame
+    pair_table: pd.DataFrame | None  # None: computed on first use of :attr:`pairs` by ``pair_table_of``
     diagnostics: Diagnostics
     settings: dict = field(default_factory=dict)
     exclusions: dict = field(default_factory=dict)  # the fit's rows excluded: {total, by_reason}
+    pair_table_of: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """The :func:`pairwise_table` of every pair (K(K−1)/2 rows: computed when first read — the
+        tiers, the JSON and the summary read it; the review's leaderboard does not)."""
+        if self.pair_table is None:
+            self.pair_table = self.pair_table_of()
+        return self.pair_table
 
     @property
     def rank(self) -> np.ndarray:
@@ -355,10 +365,11 @@ class RankAnalysis(Result):
         order = [str(self.players[i]) for i in np.lexsort((self.players.astype(str), -self.score))]
         return significance_tiers(self.pairs, order, 1 - self.level, adjust)
 
-    def table(self) -> pd.DataFrame:
+    def table(self, tiers: bool = True) -> pd.DataFrame:
         """player, score, lower, upper, rank, rank_lower/rank_upper (simultaneous set), marginal_rank_*
         (when computed), draws_rank_* (quantile range over the draws), p_top1, p_rank_le_k, tier_holm,
-        tier_bh; by score. ``df.attrs["methods"]`` names the method of each rank range."""
+        tier_bh (not with ``tiers=False``: they need the pairwise table); by score.
+        ``df.attrs["methods"]`` names the method of each rank range."""
         names = [str(p) for p in self.players]
         marginal = {} if self.marginal is None else {
             "marginal_rank_lower": self.marginal.rank_lower, "marginal_rank_upper": self.marginal.rank_upper}
@@ -371,7 +382,7 @@ class RankAnalysis(Result):
         })
         for k in self.top_k:
             df[f"p_rank_le_{k}"] = prob_rank_at_most(self.rank_probs, k).loc[names].to_numpy()
-        for adj in ADJUSTMENTS:
+        for adj in ADJUSTMENTS if tiers else ():
             df[f"tier_{adj}"] = self.tiers(adj).loc[names].to_numpy()
         df = df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
         df.attrs["methods"] = self.methods()
@@ -478,7 +489,7 @@ class RankAnalysis(Result):
         line), for the ``top`` players by score."""
         import matplotlib.pyplot as plt
 
-        t = self.table()
+        t = self.table(tiers=False)
         if top is not None:
             t = t.head(top)
         n = len(t)
@@ -564,7 +575,9 @@ def analyze_ranks(
     probs = rank_probabilities(d, players)
     intervals = rank_quantile_intervals(d, players, level)
     top_sets = {kk: top_k_sets(d, players, kk, n_top_sets) for kk in top_k}
-    pairs = pairwise_table(fit, None, level, draws=d, ahead=pairs_ahead)
+
+    def pairs():
+        return pairwise_table(fit, None, level, draws=d, ahead=pairs_ahead)
     diag = fit_diagnostics(fit)
     diag = dataclasses.replace(diag, extra={**diag.extra, "rank_sets": f"{simul.critical} critical values from "
                                                                        f"{simul.n_errors} error draws"})
@@ -573,7 +586,7 @@ def analyze_ranks(
         level=level, fit_level=float(fit.level), fit_method=fit.method, interval=fit.interval,
         simultaneous=simul, marginal=marg,
         rank_probs=probs, draw_intervals=intervals, draws_source=source, n_draws=len(d), top_k=top_k,
-        top_sets=top_sets, pairs=pairs, diagnostics=diag,
+        top_sets=top_sets, pair_table=None, pair_table_of=pairs, diagnostics=diag,
         settings={"critical": critical, "stepdown": stepdown, "n_sim": n_sim, "n_draws": int(len(d)), "seed": seed},
         exclusions=dict(getattr(fit, "exclusions", None) or {}),
     )

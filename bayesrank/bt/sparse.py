@@ -68,26 +68,112 @@ def laplacian(i: np.ndarray, j: np.ndarray, k: int, h: np.ndarray, ridge: float 
 BAND_FILL = 8.0
 
 
+class BandPattern:
+    """The band layout of the (grounded) Laplacian of the rows ``(i, j)``: the reverse Cuthill–McKee
+    order, the bandwidth and each row's slot in LAPACK's lower band storage ``ab[r − c, c]``. It depends
+    on the comparison graph only, so one pattern serves every factor of a board (Newton iterations,
+    refits, bootstrap): :func:`band_pattern` caches it. ``banded`` is False when the band is wider than
+    :data:`BAND_FILL` × the nonzeros."""
+
+    def __init__(self, i: np.ndarray, j: np.ndarray, k: int, grounded: bool):
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+        n = k - 1 if grounded else k
+        self.n = n
+        keep = (i < n) & (j < n) & (i != j)  # the grounded player's off-diagonal entries leave the matrix
+        self.keep = keep
+        graph = coo_matrix((np.ones(2 * int(keep.sum())), (np.concatenate([i[keep], j[keep]]),
+                                                          np.concatenate([j[keep], i[keep]]))), shape=(n, n)).tocsr()
+        nnz = graph.nnz + n
+        perm = reverse_cuthill_mckee(graph, symmetric_mode=True) if n else np.arange(0)
+        inv = np.empty(n, dtype=np.int64)
+        inv[perm] = np.arange(n)
+        p, q = inv[i[keep]], inv[j[keep]]
+        hi, lo = np.maximum(p, q), np.minimum(p, q)
+        self.bandwidth = int((hi - lo).max()) if len(hi) else 0
+        self.perm = perm
+        self.slot = (hi - lo) * n + lo  # each kept row's off-diagonal slot in the flattened band
+        self.banded = bool(n >= 2 and (self.bandwidth + 1) * n <= BAND_FILL * max(nnz, n))
+
+    def band(self, i, j, h, ridge: float) -> np.ndarray:
+        """``(bandwidth + 1, n)`` lower band of ``Σ_r h_r (e_i − e_j)(e_i − e_j)ᵀ + ridge·I`` (grounded)."""
+        n, size = self.n, (self.bandwidth + 1) * self.n
+        diag = np.bincount(i, h, n + 1)[:n] + np.bincount(j, h, n + 1)[:n] + ridge
+        ab = np.bincount(self.slot, -h[self.keep], size)
+        ab[:n] += diag[self.perm]
+        return ab.reshape(self.bandwidth + 1, n)
+
+
+_PATTERNS: dict = {}
+
+
+def band_pattern(i: np.ndarray, j: np.ndarray, k: int, grounded: bool) -> BandPattern:
+    """The :class:`BandPattern` of these rows (cached by their content; a few boards at a time)."""
+    import hashlib
+
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    key = (k, grounded, len(i), hashlib.blake2b(i.tobytes() + j.tobytes(), digest_size=16).digest())
+    pat = _PATTERNS.get(key)
+    if pat is None:
+        if len(_PATTERNS) >= 4:
+            _PATTERNS.pop(next(iter(_PATTERNS)))
+        pat = _PATTERNS[key] = BandPattern(i, j, k, grounded)
+    return pat
+
+
 class HessianFactor:
     """A factorisation of ``H`` (module docstring) and its sum-to-zero solve: banded Cholesky in the
     reverse Cuthill–McKee order where the band is narrow, SuperLU otherwise (or when the Cholesky
-    finds ``H`` not positive definite)."""
+    finds ``H`` not positive definite). Built from the rows (:meth:`of_rows`: the band filled
+    directly, the pattern cached) or from a sparse ``matrix``."""
 
-    def __init__(self, matrix, ridge: float = 0.0):
-        self.k = matrix.shape[0]
+    def __init__(self, matrix, ridge: float = 0.0, *, rows=None):
         self.ridge = float(ridge)
-        self.matrix = matrix
-        a = matrix if ridge > 0 else matrix[:-1, :-1]
+        self._matrix, self._rows = matrix, rows
+        self.k = matrix.shape[0] if matrix is not None else rows[2]
         self.band, self.perm, self.lu = None, None, None
-        if not self._banded(a):
-            from scipy.sparse.linalg import splu
+        if rows is not None:
+            i, j, k, h = rows
+            pat = band_pattern(i, j, k, grounded=ridge <= 0)
+            if pat.banded and self._cholesky(pat.band(np.asarray(i, np.int64), np.asarray(j, np.int64),
+                                                      np.asarray(h, float), self.ridge)):
+                self.perm = pat.perm
+                return
+        else:
+            a = matrix if ridge > 0 else matrix[:-1, :-1]
+            if self._banded(a):
+                return
+        from scipy.sparse.linalg import splu
 
-            self.lu = splu(a.tocsc(), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
+        a = self.matrix if ridge > 0 else self.matrix[:-1, :-1]
+        self.lu = splu(a.tocsc(), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
+
+    @classmethod
+    def of_rows(cls, i, j, k: int, h, ridge: float = 0.0) -> HessianFactor:
+        """The factor of ``laplacian(i, j, k, h, ridge)`` without forming the sparse matrix."""
+        return cls(None, ridge, rows=(i, j, k, h))
+
+    @property
+    def matrix(self):
+        """``H`` as a sparse matrix (formed on first use for a factor built from the rows)."""
+        if self._matrix is None:
+            i, j, k, h = self._rows
+            self._matrix = laplacian(i, j, k, h, self.ridge)
+        return self._matrix
+
+    def _cholesky(self, ab: np.ndarray) -> bool:
+        from scipy.linalg import LinAlgError, cholesky_banded
+
+        try:
+            self.band = cholesky_banded(ab, lower=True, check_finite=False)
+        except LinAlgError:
+            return False
+        return True
 
     def _banded(self, a) -> bool:
-        """Factor ``a`` as a band in the reverse Cuthill–McKee order (False: the band is too wide, or
-        ``a`` is not numerically positive definite)."""
-        from scipy.linalg import LinAlgError, cholesky_banded
+        """Factor the sparse ``a`` as a band in the reverse Cuthill–McKee order (False: the band is too
+        wide, or ``a`` is not numerically positive definite)."""
         from scipy.sparse.csgraph import reverse_cuthill_mckee
 
         n = a.shape[0]
@@ -104,10 +190,7 @@ class HessianFactor:
         bw = int((r - c).max()) if len(r) else 0
         if (bw + 1) * n > BAND_FILL * max(csr.nnz, n):
             return False
-        ab = np.bincount((r - c) * n + c, v, (bw + 1) * n).reshape(bw + 1, n)
-        try:
-            self.band = cholesky_banded(ab, lower=True, check_finite=False)
-        except LinAlgError:
+        if not self._cholesky(np.bincount((r - c) * n + c, v, (bw + 1) * n).reshape(bw + 1, n)):
             return False
         self.perm = perm
         return True
@@ -180,7 +263,7 @@ def newton(i, j, k: int, counts: np.ndarray, ties: str, ridge: float = 0.0, star
     theta = np.zeros(k) if start is None else np.array(np.broadcast_to(np.asarray(start, float), (1, k))[0, :k])
     theta -= theta.mean()
     loss, g, h = _loss_grad_curv(theta, i, j, k, wi, n, ridge)
-    factor = HessianFactor(laplacian(i, j, k, h, ridge), ridge)
+    factor = HessianFactor.of_rows(i, j, k, h, ridge)
     converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         step = factor.solve(g)
@@ -193,7 +276,7 @@ def newton(i, j, k: int, counts: np.ndarray, ties: str, ridge: float = 0.0, star
             cand = theta - t * step
             closs, cg, ch = _loss_grad_curv(cand, i, j, k, wi, n, ridge)
         theta, loss, g, h = cand, closs, cg, ch
-        factor = HessianFactor(laplacian(i, j, k, h, ridge), ridge)
+        factor = HessianFactor.of_rows(i, j, k, h, ridge)
         converged = bool(np.abs(step).max() < tol)
         if converged:
             break

@@ -126,6 +126,10 @@ def test_banded_and_superlu_factors_agree(board, monkeypatch):
         lap = sparse.laplacian(counts.i, counts.j, k, h, ridge)
         band = sparse.HessianFactor(lap, ridge)
         assert band.band is not None and band.lu is None
+        rows = sparse.HessianFactor.of_rows(counts.i, counts.j, k, h, ridge)  # the band filled from the rows
+        assert rows.band is not None and (rows.perm == band.perm).all()
+        np.testing.assert_allclose(rows.band, band.band, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose((rows.matrix - lap).toarray(), 0, atol=1e-12)
         monkeypatch.setattr(sparse, "BAND_FILL", 0.0)
         lu = sparse.HessianFactor(lap, ridge)
         monkeypatch.undo()
@@ -143,8 +147,33 @@ def test_wide_band_graph_goes_to_superlu():
     k, r = 400, 8000
     i = rng.integers(0, k, r)
     j = (i + rng.integers(1, k, r)) % k
-    lap = sparse.laplacian(i, j, k, rng.random(r) + 0.1)
-    f = sparse.HessianFactor(lap)
-    assert f.band is None and f.lu is not None
+    lap_h = rng.random(r) + 0.1
+    lap = sparse.laplacian(i, j, k, lap_h)
     g = rng.normal(size=k)
-    np.testing.assert_allclose(lap @ f.solve(g), g - g.mean(), atol=1e-9)
+    for f in (sparse.HessianFactor(lap), sparse.HessianFactor.of_rows(i, j, k, lap_h)):
+        assert f.band is None and f.lu is not None
+        np.testing.assert_allclose(lap @ f.solve(g), g - g.mean(), atol=1e-9)
+
+
+@pytest.mark.parametrize("ci", ["fisher", "sandwich"])
+def test_large_board_covariances_equal_dense(board, monkeypatch, ci):
+    """The MLE's Fisher covariance by K solves with the sparse factor and the sandwich with the meat as
+    a sparse Laplacian equal the dense inverse and the dense meat (a board with ties: the sandwich
+    differs from Fisher)."""
+    from bayesrank.bt import BradleyTerry
+
+    _, _, counts = board
+    force(monkeypatch, False)
+    dense = BradleyTerry(counts).fit("mle", ci=ci)
+    force(monkeypatch, True)
+    from bayesrank.bt import mle
+
+    def dense_route(*a, **kw):
+        raise AssertionError("the large board took the dense route")
+
+    monkeypatch.setattr(mle, "meat", dense_route)  # neither the dense meat nor the dense inverse is formed
+    monkeypatch.setattr(mle, "constrained_covariance", dense_route)
+    fast = BradleyTerry(counts).fit("mle", ci=ci)
+    np.testing.assert_allclose(fast.score, dense.score, atol=1e-11)
+    np.testing.assert_allclose(fast.cov, dense.cov, atol=1e-13, rtol=1e-9)
+    np.testing.assert_allclose(fast.lower, dense.lower, atol=1e-11)
