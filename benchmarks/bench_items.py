@@ -2,6 +2,7 @@
 process (``bayesrank review FILE --fast`` and with NUTS) beside the separate steps, in one run.
 
     python benchmarks/bench_items.py [--models 100] [--items 10000] [--no-nuts]
+    python benchmarks/bench_items.py --curve [--sizes 2000x10000,5000x20000]
 
 Targets (issue 20): ``review --fast`` < 10 s and ``review`` with NUTS < 60 s, whole process on 2
 cores. Each row gives wall seconds and CPU seconds (user + sys; for the whole processes those of
@@ -33,6 +34,59 @@ def make(path: Path, m: int, n: int, seed: int = 0) -> None:
                   "score": y.ravel()}).to_csv(path, index=False)
 
 
+def make_wide(path: Path, m: int, n: int, seed: int = 0) -> None:
+    """The same Rasch data as :func:`make` as an items × models table (``item`` column, one 0/1 column
+    per model; 2 bytes per cell: 40 MB at 2,000 × 10,000), written in blocks of items."""
+    rng = np.random.default_rng(seed)
+    th = np.linspace(1.5, -1.5, m)
+    b = rng.normal(-0.5, 1.5, n)
+    with open(path, "wb") as f:
+        f.write(("item," + ",".join(f"model{i:04d}" for i in range(m)) + "\n").encode())
+        for s in range(0, n, 1000):
+            bb = b[s:s + 1000]
+            y = (rng.random((len(bb), m)) < expit(th[None, :] - bb[:, None])).astype(np.uint8)
+            cells = np.full((len(bb), 2 * m), ord(","), dtype=np.uint8)
+            cells[:, 0::2] = y + ord("0")
+            cells[:, -1] = ord("\n")
+            f.write(b"".join(f"q{s + r},".encode() + cells[r].tobytes() for r in range(len(bb))))
+
+
+def whole_process(cmd) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS GB) of one child process (``os.wait4``: its own rusage)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    err = p.stderr.read().decode() if p.stderr else ""
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-3000:]}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1e6
+
+
+CURVE = ([(m, 10_000) for m in (100, 500, 1000, 2000, 5000)] + [(2000, n) for n in (1000, 5000, 20_000)]
+         + [(5000, 20_000)])
+
+
+def curve(sizes=CURVE) -> None:
+    """The scaling curve of ``review FILE --kind items --fast`` on wide 0/1 tables (issue 28: 2,000 ×
+    10,000 in ≤ 60 s and ≤ 4 GB, converged; 5,000 × 20,000 within 8 GB): one process per size."""
+    import json
+
+    tmp = Path(tempfile.mkdtemp())
+    print(f"{'models':>7s} {'items':>7s} {'MB':>6s} {'wall s':>7s} {'CPU s':>7s} {'peak GB':>8s}  converged  load",
+          flush=True)
+    for m, n in sizes:
+        csv, out = tmp / f"w{m}x{n}.csv", tmp / "r.json"
+        make_wide(csv, m, n)
+        load = os.getloadavg()[0]
+        wall, cpu, rss = whole_process([sys.executable, "-m", "bayesrank.cli", "review", str(csv), "--kind", "items",
+                                        "--fast", "--json", str(out)])
+        conv = json.loads(out.read_text())["sections"]["items_model"]["diagnostics"]["converged"]
+        print(f"{m:7d} {n:7d} {csv.stat().st_size / 1e6:6.0f} {wall:7.1f} {cpu:7.1f} {rss:8.2f}  {str(conv):9s} "
+              f"{load:5.1f}", flush=True)
+        csv.unlink()
+
+
 def _cpu(who) -> float:
     r = resource.getrusage(who)
     return r.ru_utime + r.ru_stime
@@ -52,7 +106,12 @@ def main():
     ap.add_argument("--models", type=int, default=100)
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--no-nuts", action="store_true")
+    ap.add_argument("--curve", action="store_true", help="the scaling curve of review --kind items --fast (wide tables)")
+    ap.add_argument("--sizes", default=None, help="with --curve: MxN,MxN,... (default: the curve of docs/scale.md)")
     a = ap.parse_args()
+    if a.curve:
+        sizes = CURVE if a.sizes is None else [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+        return curve(sizes)
     tmp = Path(tempfile.mkdtemp())
     csv = tmp / "items.csv"
     make(csv, a.models, a.items)

@@ -8,6 +8,10 @@ epochs, several samples per item), which are **averaged within the item** and co
 The analyses compare models on the same items, so the matrix is complete: an item that some model
 has no score for is excluded for every model and counted (reason ``item not scored by every
 model``); nothing is dropped silently.
+
+0/1 scores with one trial per cell are held compactly: ``scores`` as int8 (one byte per model and
+item), ``successes`` the same array and ``trials`` a read-only broadcast of 1 (no memory), so a
+matrix of 5,000 models × 20,000 items takes 100 MB.
 """
 
 from __future__ import annotations
@@ -20,6 +24,23 @@ import pandas as pd
 from bayesrank.errors import ExclusionLog, InputError
 
 MISSING_ITEM = "item not scored by every model"
+BLOCK_CELLS = 2**25  # cells per block of the float32 products (:meth:`ItemScores.both`): 128 MB
+
+
+def _compact_binary(d) -> bool:
+    """Whether ``d`` holds single 0/1 outcomes; if so, put it in the compact form (int8 scores,
+    successes = scores, trials a broadcast 1)."""
+    y, r = d.scores, d.trials
+    if not (r.strides == (0, 0) and r.size and r.flat[0] == 1) and not (np.asarray(r) == 1).all():
+        return False
+    ok = bool((y.view(np.uint8) <= 1).all()) if y.dtype == np.int8 else bool(((y == 0) | (y == 1)).all())
+    if not ok:
+        return False
+    if y.dtype != np.int8:
+        d.scores = y.astype(np.int8)
+    d.trials = np.broadcast_to(np.int8(1), d.scores.shape)
+    d.successes = d.scores
+    return True
 
 
 @dataclass
@@ -43,6 +64,7 @@ class ItemScores:
 
     def __post_init__(self):
         m, n = self.scores.shape
+        self._cache["binary"] = _compact_binary(self)
         if m < 2:
             raise InputError(f"{self.source}: per-item results of at least two models are needed (got {m})")
         if n < 2:
@@ -60,17 +82,31 @@ class ItemScores:
 
     @property
     def binary(self) -> bool:
-        """Every model's score on every item is a single 0/1 outcome (no repeats, no fractions)."""
-        if "binary" not in self._cache:
-            self._cache["binary"] = bool((self.trials == 1).all() and np.isin(self.scores, (0.0, 1.0)).all())
+        """Every model's score on every item is a single 0/1 outcome (no repeats, no fractions); such
+        scores are held as int8 (module docstring)."""
         return self._cache["binary"]
+
+    def both(self) -> np.ndarray:
+        """(M, M) integer counts, 0/1 scores: [a, b] = items both a and b solved, ``(y yᵀ)_ab`` by
+        float32 products over blocks of items (exact: every partial sum is an integer below 2^24;
+        float64 beyond 2^24 items); memory O(M² + M · block)."""
+        if "both" not in self._cache:
+            y = self.scores
+            m, n = y.shape
+            dtype = np.float32 if n < 2**24 else np.float64
+            acc = np.zeros((m, m), dtype=dtype)
+            step = max(1, BLOCK_CELLS // max(m, 1))
+            for s in range(0, n, step):
+                blk = y[:, s:s + step].astype(dtype)
+                acc += blk @ blk.T
+            self._cache["both"] = np.rint(acc).astype(np.int64)
+        return self._cache["both"]
 
     def wins(self) -> np.ndarray:
         """(M, M) integer counts, 0/1 scores: [a, b] = items a solved and b did not (McNemar's n10),
-        ``S_a − (y yᵀ)_ab`` (one float32 product: exact for counts below 2^24)."""
+        ``S_a − (y yᵀ)_ab`` (:meth:`both`)."""
         if "wins" not in self._cache:
-            y = self.scores.astype(np.float32)
-            both = np.rint(y @ y.T).astype(np.int64)
+            both = self.both()
             self._cache["wins"] = np.diag(both)[:, None] - both
         return self._cache["wins"]
 
@@ -88,7 +124,9 @@ class ItemScores:
 
     def means(self) -> np.ndarray:
         """Each model's mean score over the items."""
-        return self.scores.mean(axis=1)
+        if "means" not in self._cache:
+            self._cache["means"] = self.scores.mean(axis=1)
+        return self._cache["means"].copy()
 
     def index(self, model: str) -> int:
         names = [str(m) for m in self.models]
@@ -100,8 +138,10 @@ class ItemScores:
     def subset(self, models) -> ItemScores:
         """The same items for a subset of the models (keeps the order given)."""
         idx = [self.index(m) for m in models]
-        return ItemScores(self.models[idx], self.items, self.scores[idx], self.trials[idx],
-                          None if self.successes is None else self.successes[idx], self.clusters, self.cluster_name,
+        trials = np.broadcast_to(np.int8(1), (len(idx), self.n_items)) if self.binary else self.trials[idx]
+        scores = self.scores[idx]
+        successes = scores if self.binary else None if self.successes is None else self.successes[idx]
+        return ItemScores(self.models[idx], self.items, scores, trials, successes, self.clusters, self.cluster_name,
                           self.exclusions, self.n_rows, self.source, self.benchmark)
 
     def long(self) -> pd.DataFrame:
@@ -204,9 +244,12 @@ class ItemScores:
 
     @classmethod
     def from_wide(cls, df: pd.DataFrame, *, item: str | None = None, cluster: str | None = None,
-                  on_invalid: str = "raise", source: str = "<frame>", benchmark: str | None = None) -> ItemScores:
+                  on_invalid: str = "raise", source: str = "<frame>", benchmark: str | None = None,
+                  row_offset: int | None = 2) -> ItemScores:
         """Items × models matrix: one row per item, one column per model (``item``: the item-id
-        column, default the first column when it is not numeric, else the row number)."""
+        column, default the first column when it is not numeric, else the row number). Bad cells are
+        named by file line (``row_offset``: the line of the first data row) and model column, or with
+        ``row_offset=None`` by the DataFrame's index label."""
         cols = list(df.columns)
         if item is None:
             first = cols[0]
@@ -214,11 +257,80 @@ class ItemScores:
         id_cols = [c for c in (item, cluster) if c is not None]
         ids = df[item].astype(str) if item is not None else pd.Series([str(i + 1) for i in range(len(df))])
         model_cols = [c for c in cols if c not in id_cols]
+        if cluster is not None and cluster not in df.columns:
+            raise InputError(f"{source}: per-item results need the cluster column {cluster!r}; columns: "
+                             f"{list(df.columns)[:20]}")
+        names = [str(c).strip() for c in model_cols]
+        if (model_cols and all(n != "" for n in names) and len(set(names)) == len(names) and ids.is_unique
+                and all(_numeric(df[c]) for c in model_cols)):
+            return cls._from_numeric_wide(df, model_cols, names, ids.to_numpy(dtype=object), cluster, on_invalid,
+                                          source, benchmark, row_offset)
         long = df.assign(_item=ids.to_numpy()).melt(id_vars=["_item"] + ([cluster] if cluster else []),
                                                      value_vars=model_cols, var_name="model", value_name="score")
         long["_line"] = np.tile(np.arange(len(df)) + 2, len(model_cols))
         return cls.from_long(long, item="_item", cluster=cluster, on_invalid=on_invalid, source=source,
                              benchmark=benchmark)
+
+
+    @classmethod
+    def _from_numeric_wide(cls, df, model_cols, names, ids, cluster, on_invalid, source, benchmark,
+                           row_offset: int | None = 2) -> ItemScores:
+        """:meth:`from_wide` for numeric score columns, unique model names and item ids: the matrix is
+        built column by column (int8 for 0/1 scores, no long rows); the same validation, exclusions
+        and results as the long route, with bad cells named by file line and model column."""
+        n, m = len(df), len(model_cols)
+        log = ExclusionLog(unit="")  # examples name the line and the model column
+        cols = [df[c] for c in model_cols]
+        binary = True
+        for c in cols:
+            v = c.to_numpy()
+            if v.dtype.kind == "b":
+                continue
+            if v.dtype.kind in "iu":
+                if v.size and (v.min() < 0 or v.max() > 1):
+                    binary = False
+                continue
+            binary = False
+            break
+        if binary:
+            y = np.empty((m, n), dtype=np.int8)
+            for j, c in enumerate(cols):
+                y[j] = c.to_numpy()
+            trials = np.broadcast_to(np.int8(1), (m, n))
+            keep = np.ones(n, dtype=bool)
+        else:
+            y = np.empty((m, n), dtype=float)
+            for j, c in enumerate(cols):
+                y[j] = c.to_numpy(dtype=float, na_value=np.nan)
+            reasons = {"'score' missing or not a number": np.isnan(y),
+                       "'score' outside [0, 1]": (y < 0) | (y > 1)}
+            bad = np.zeros(y.shape, dtype=bool)
+            for why, mask in reasons.items():
+                mask &= ~bad
+                if mask.any():
+                    j, i = np.nonzero(mask)
+                    where = [(f"line {i_ + row_offset}" if row_offset is not None else f"row {df.index[i_]!r}")
+                             + f" column {names[j_]!r}" for j_, i_ in zip(j[:5], i[:5], strict=True)]
+                    if on_invalid != "exclude":
+                        raise InputError(f"{source}: {why} in {int(mask.sum())} cell(s), {', '.join(where)} (scores "
+                                         "must be numbers in [0, 1]; --exclude-invalid drops and counts them)")
+                    log.add(why, int(mask.sum()), where)
+                    bad |= mask
+            keep = ~bad.any(axis=0)
+            if not keep.all():
+                log.add(MISSING_ITEM, int((~bad[:, ~keep]).sum()), [str(x) for x in ids[~keep][:5]])
+            trials = np.ones((m, n), dtype=np.int64)
+        if not keep.all():
+            y, trials = y[:, keep], trials[:, keep]
+        clusters = None if cluster is None else df[cluster].astype(str).to_numpy()[keep]
+        return cls(models=np.asarray(names, dtype=object), items=np.asarray(ids[keep], dtype=object), scores=y,
+                   trials=trials, successes=None, clusters=clusters, cluster_name=cluster, exclusions=log,
+                   n_rows=n * m, source=source, benchmark=benchmark)
+
+
+def _numeric(s: pd.Series) -> bool:
+    """A score column read as numbers or booleans (text columns take the long route)."""
+    return s.dtype.kind in "biuf"
 
 
 def _bool_text(v):

@@ -94,6 +94,30 @@ def zerosum_matrix(m: int) -> np.ndarray:
     return zerosum(np.eye(m - 1)).T
 
 
+def jacobian_congruence(h: np.ndarray, sigma: float) -> np.ndarray:
+    """``Jᵀ h J`` for J = ∂(θ, μ, σ)/∂(z, μ, log σ) (h: (M + 2)², the result (M + 1)²) in O(M²): the
+    zero-sum map is ``B = P − u 1ᵀ`` (P = the first M − 1 unit columns, u = (α, …, α, β), α = 1/(√M + M),
+    β = 1/√M), so ``BᵀAB = A₁₁ − w1ᵀ − 1wᵀ + (uᵀAu) 11ᵀ`` with w the first M − 1 entries of Au; μ maps
+    to itself and σ = e^{log σ} scales its row and column by σ."""
+    m = h.shape[0] - 2
+    u = np.full(m, 1.0 / (np.sqrt(m) + m))
+    u[-1] = 1.0 / np.sqrt(m)
+    a = h[:m, :m]
+    au = a @ u
+    w = au[:-1]
+    out = np.empty((m + 1, m + 1))
+    out[: m - 1, : m - 1] = a[:-1, :-1]
+    out[: m - 1, : m - 1] -= w[:, None]
+    out[: m - 1, : m - 1] -= w[None, :]
+    out[: m - 1, : m - 1] += u @ au
+    scale = np.array([1.0, sigma])
+    c = h[:m, m:]
+    out[: m - 1, m - 1:] = (c[:-1] - (u @ c)[None, :]) * scale
+    out[m - 1:, : m - 1] = out[: m - 1, m - 1:].T
+    out[m - 1:, m - 1:] = h[m:, m:] * np.outer(scale, scale)
+    return out
+
+
 def _unpack(x, m):
     return zerosum(x[: m - 1]), float(x[m - 1]), float(np.exp(x[m]))
 
@@ -115,12 +139,7 @@ def log_posterior(x, st: RaschStats, prior=PRIOR, grad: bool = False, hess: bool
     g[m] = (gs - sigma / ss) * sigma + 1.0
     if not hess:
         return ll + lp_prior, g
-    h = loglik_hessian(theta, mu, sigma, st)
-    j = np.zeros((m + 2, m + 1))  # ∂(θ, μ, σ)/∂(z, μ, log σ)
-    j[:m, : m - 1] = zerosum_matrix(m)
-    j[m, m - 1] = 1.0
-    j[m + 1, m] = sigma
-    hx = j.T @ h @ j
+    hx = jacobian_congruence(loglik_hessian(theta, mu, sigma, st), sigma)
     hx[m, m] += gs * sigma  # second derivative of σ = e^u
     hx[: m - 1, : m - 1] -= np.eye(m - 1) / st_
     hx[m - 1, m - 1] -= 1.0 / sm
@@ -165,30 +184,87 @@ def _start(st: RaschStats) -> np.ndarray:
     return np.concatenate([zerosum_inverse(logit - logit.mean()), [-logit.mean()], [0.0]])
 
 
-def posterior_mode(st: RaschStats, prior=PRIOR) -> tuple[np.ndarray, np.ndarray, object]:
-    """(mode x, Hessian of the log posterior there, scipy result): trust-region Newton
-    (``trust-exact``) with the analytic gradient and Hessian, from :func:`_start`."""
-    from scipy.optimize import minimize
+NEWTON_TOL = 1e-9  # Newton stops when the mode is located to this many posterior SDs (the decrement)
+CONVERGED_TOL = 1e-6  # ... and the fit counts as converged below this
+LAPLACE_SIGMA_MAX = 4.0  # the mode is found on the grid accurate for σ ≤ this, refined while σ̂ > half of it
 
-    cache = {}
 
-    def at(x):
-        key = x.tobytes()
-        if key not in cache:
-            cache.clear()
-            cache[key] = log_posterior(x, st, prior, hess=True)
-        return cache[key]
+def posterior_mode(st: RaschStats, prior=PRIOR, x0=None, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(mode x, Hessian of the log posterior there, info): Newton's method with the analytic gradient
+    and Hessian from :func:`_start` (or ``x0``), a backtracking (Armijo) line search, and a Levenberg
+    shift where −H is not positive definite. It stops when the Newton decrement
+    ``λ = √(gᵀ(−H)⁻¹g)`` — the gradient's norm in the coordinates where the Laplace posterior is
+    N(0, I), i.e. the distance to the mode in posterior SDs — is ≤ :data:`NEWTON_TOL`, or when it
+    stops falling (rounding). Scale-free: a gradient norm grows with the number of items, λ does not.
+    ``info``: iterations, decrement, status."""
+    x = _start(st) if x0 is None else np.asarray(x0, dtype=float).copy()
+    lp, g, h = log_posterior(x, st, prior, hess=True)
+    best, stalled, status, it = np.inf, 0, "iteration limit", 0
+    dec = np.inf
+    while it < max_iter:
+        it += 1
+        shift, neg = 0.0, -h
+        scale = float(np.abs(np.diag(neg)).max()) or 1.0
+        while True:
+            try:
+                chol = np.linalg.cholesky(neg + shift * np.eye(len(x)) if shift else neg)
+                break
+            except np.linalg.LinAlgError:
+                shift = max(1e-8 * scale, 10 * shift)
+        step = _cho_solve(chol, g)
+        slope = float(g @ step)
+        dec = float(np.sqrt(max(slope, 0.0)))
+        if shift == 0.0:
+            if dec <= NEWTON_TOL:
+                status = "converged: Newton decrement below tolerance"
+                break
+            stalled = stalled + 1 if dec >= best else 0
+            best = min(best, dec)
+            if stalled >= 3:
+                status = "stopped: the Newton decrement no longer falls (rounding)"
+                break
+        t = 1.0
+        while True:
+            xn = x + t * step
+            lpn = log_posterior(xn, st, prior)
+            # below rounding of the log posterior the full Newton step is taken (quadratic convergence)
+            if np.isfinite(lpn) and (lpn >= lp + 1e-4 * t * slope or 0.5 * slope < 1e-11 * (1.0 + abs(lp))):
+                break
+            t *= 0.5
+            if t < 1e-12:
+                status = "line search failed"
+                break
+        if status == "line search failed":
+            break
+        x = xn
+        lp, g, h = log_posterior(x, st, prior, hess=True)
+    return x, h, {"nit": it, "decrement": dec, "message": status}
 
-    res = minimize(lambda x: -at(x)[0], _start(st), jac=lambda x: -at(x)[1], hess=lambda x: -at(x)[2],
-                   method="trust-exact", options={"gtol": 1e-8, "maxiter": 200})
-    _, g, h = at(res.x)
-    return res.x, h, res
+
+def _cho_solve(chol: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(L Lᵀ)⁻¹ b`` from the lower Cholesky factor L (two triangular solves)."""
+    from scipy.linalg import solve_triangular
+
+    y = solve_triangular(chol, b, lower=True, check_finite=False)
+    return solve_triangular(chol, y, lower=True, trans="T", check_finite=False)
+
+
+def laplace_grid(st: RaschStats, sigma: float | None = None) -> RaschStats:
+    """The statistics on the grid for the mode search: accurate for σ ≤ max(:data:`LAPLACE_SIGMA_MAX`,
+    4σ) (never finer than ``st``'s own). Where σ is at most half a grid's bound the trapezoid rule's
+    relative error is below ``2 exp(−8π²)`` ≈ 1e-34 (:func:`quadrature`): the same numbers as the
+    default grid to rounding, on fewer nodes when many models make that grid fine."""
+    top = LAPLACE_SIGMA_MAX if sigma is None else max(LAPLACE_SIGMA_MAX, 4.0 * sigma)
+    return st.regrid(top) if top < st.sigma_max else st
 
 
 def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR, twopl: bool = False) -> RaschFit:
     """Posterior mode and the Laplace approximation: Gaussian draws with the inverse of the negative
-    (analytic) Hessian in the coordinates (z, μ, log σ) (:func:`posterior_mode`). ``twopl``: the 2PL
-    model (:func:`bayesrank.items.twopl.fit_laplace`; needs the data, not the statistics)."""
+    (analytic) Hessian in the coordinates (z, μ, log σ) (:func:`posterior_mode`, on the grid of
+    :func:`laplace_grid`: refined until σ̂ is at most half its bound). Converged when −H is positive
+    definite and the Newton decrement is ≤ :data:`CONVERGED_TOL` (reported as the gradient norm: the
+    norm in the posterior's own metric). ``twopl``: the 2PL model
+    (:func:`bayesrank.items.twopl.fit_laplace`; needs the data, not the statistics)."""
     from bayesrank.protocol import Diagnostics
 
     if twopl:
@@ -198,16 +274,27 @@ def fit_laplace(data_or_stats, *, seed: int = 0, draws: int = 4000, prior=PRIOR,
 
     st = _stats(data_or_stats)
     m = len(st.players)
-    x, h, res = posterior_mode(st, prior)
-    g = log_posterior(x, st, prior, grad=True)[1]
+    grid = laplace_grid(st)
+    x, h, res = posterior_mode(grid, prior)
+    while np.exp(x[m]) > grid.sigma_max / 2 and grid.sigma_max < st.sigma_max:
+        grid = laplace_grid(st, float(np.exp(x[m])))
+        x, h, res = posterior_mode(grid, prior, x0=x)
+    g = log_posterior(x, grid, prior, grad=True)[1]
     gn = float(np.linalg.norm(g))
-    cov = np.linalg.inv(-h)
+    try:
+        chol = np.linalg.cholesky(-h)
+        ok = True
+        cov = _cho_solve(chol, np.eye(m + 1))
+    except np.linalg.LinAlgError:
+        ok = False
+        cov = np.linalg.pinv(-h)
     cov = 0.5 * (cov + cov.T)
-    ok = bool(np.all(np.linalg.eigvalsh(-h) > 0))
     rng = np.random.default_rng(seed)
     zs = rng.multivariate_normal(x, cov, size=draws, method="cholesky" if ok else "eigh")
-    diag = Diagnostics.optimizer("laplace (collapsed Rasch)", ok and gn < 1e-6, gn, iterations=int(res.nit),
-                                 status=str(res.message), gradient_tol=1e-6)
+    dec = float(res["decrement"]) if ok else float("inf")
+    diag = Diagnostics.optimizer("laplace (collapsed Rasch)", ok and dec <= CONVERGED_TOL, dec, iterations=int(res["nit"]),
+                                 status=str(res["message"]), gradient_tol=CONVERGED_TOL, gradient_norm_raw=gn,
+                                 grid={"nodes": int(len(grid.x_nodes)), "sigma_max": float(grid.sigma_max)})
     mode_theta, mode_mu, mode_sigma = _unpack(x, m)
     return RaschFit(st.players, zerosum(zs[:, : m - 1]), zs[:, m - 1], np.exp(zs[:, m]), "laplace", diag,
                     mode=mode_theta, extra={"mu_mode": mode_mu, "sigma_mode": mode_sigma, "x_mode": x, "cov": cov})
@@ -402,8 +489,31 @@ def total_distribution(theta, mu, sigma, st: RaschStats) -> np.ndarray:
 
     theta = np.atleast_2d(theta)  # (D, M): several draws at once
     mu, sigma = np.atleast_1d(mu), np.atleast_1d(sigma)
+    if len(st.patterns) == 1 and (st.patterns == 1).all():
+        return _total_law_rasch(theta, mu, sigma, st)
     b = mu[:, None] + sigma[:, None] * st.x_nodes[None, :]  # (D, Q)
     return total_law(expit(theta[:, :, None] - b[:, None, :]), softmax(st.log_w))
+
+
+def _total_law_rasch(theta, mu, sigma, st: RaschStats) -> np.ndarray:
+    """:func:`total_distribution` for one trial per model and item, in O(M² + MQ) per draw: given b,
+    ``P(total = s) = e^{−sb} γ_s(e^θ) / Π_m (1 + e^{θ_m − b})`` with γ_s the elementary symmetric
+    polynomial of order s of the e^{θ_m} (the Rasch model's conditional likelihood), so integrated
+    over b with the quadrature ``π_s = γ_s I_s / Σ_q w_q``, I_s the collapsed likelihood's integral
+    for an item of total s (:func:`group_loglik` of :func:`every_total`) — node by node the same
+    sum as the dynamic programme of :func:`total_law`. log γ by the recursion
+    γ_s ← γ_s + e^{θ_j} γ_{s−1} in logs (every term positive: stable)."""
+    from scipy.special import logsumexp
+
+    d, m = theta.shape
+    full = every_total(st)
+    lg = np.full((d, m + 1), -np.inf)
+    lg[:, 0] = 0.0
+    for j in range(m):
+        lg[:, 1:j + 2] = np.logaddexp(lg[:, 1:j + 2], lg[:, : j + 1] + theta[:, j : j + 1])
+    li = np.stack([group_loglik(theta[k], mu[k], sigma[k], full) for k in range(d)])
+    out = np.exp(lg + li - logsumexp(st.log_w))
+    return out[0] if d == 1 else out
 
 
 def total_law(p: np.ndarray, w: np.ndarray) -> np.ndarray:

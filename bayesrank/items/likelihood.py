@@ -93,6 +93,8 @@ def sufficient(data, sigma_max: float = SIGMA_MAX) -> RaschStats:
     by trial pattern and total)."""
     from scipy.special import gammaln
 
+    if data.binary:  # one trial per cell: one pattern, no binomial constants, totals by integer sums
+        return _sufficient_binary(data, sigma_max)
     if data.successes is not None:
         k, r, counts = data.successes.astype(float), data.trials.astype(float), True
     else:
@@ -115,6 +117,23 @@ def sufficient(data, sigma_max: float = SIGMA_MAX) -> RaschStats:
                       group_total=tot_values[keys % len(tot_values)].astype(float),
                       group_count=np.bincount(item_group, minlength=len(keys)).astype(float),
                       item_group=item_group, item_const=const, counts=counts, x_nodes=x, log_w=logw,
+                      sigma_max=float(sigma_max))
+
+
+def _sufficient_binary(data, sigma_max: float) -> RaschStats:
+    """:func:`sufficient` for 0/1 scores with one trial per cell (the same statistics, from the int8
+    matrix without float copies)."""
+    y = data.scores
+    m, n = y.shape
+    s = y.sum(axis=0, dtype=np.int64)
+    tot_values, item_group = np.unique(s, return_inverse=True)
+    item_group = item_group.ravel().astype(np.int64)
+    x, logw = quadrature(1.0 * m, sigma_max)
+    return RaschStats(players=np.asarray([str(p) for p in data.models], dtype=object),
+                      totals=y.sum(axis=1, dtype=np.int64).astype(float), patterns=np.ones((1, m)),
+                      group_pattern=np.zeros(len(tot_values), dtype=np.int64), group_total=tot_values.astype(float),
+                      group_count=np.bincount(item_group, minlength=len(tot_values)).astype(float),
+                      item_group=item_group, item_const=np.zeros(n), counts=True, x_nodes=x, log_w=logw,
                       sigma_max=float(sigma_max))
 
 
@@ -407,10 +426,14 @@ def group_loglik(theta, mu, sigma, st: RaschStats) -> np.ndarray:
 
 
 def loglik_hessian(theta, mu, sigma, st: RaschStats) -> np.ndarray:
-    """(M + 2) × (M + 2) Hessian of :func:`loglik` in (θ, μ, σ), analytic (module docstring)."""
+    """(M + 2) × (M + 2) Hessian of :func:`loglik` in (θ, μ, σ), analytic (module docstring). With one
+    trial pattern and fewer nodes than groups, the θθ block's covariance term is formed through the
+    nodes (:func:`_hessian_one_pattern`: O(M²Q + (M + G)Q²) in place of O(M²(Q + G)))."""
     from scipy.special import expit, log_softmax
 
     m = len(theta)
+    if len(st.patterns) == 1 and len(st.x_nodes) <= len(st.group_total):
+        return _hessian_one_pattern(theta, mu, sigma, st)
     x = st.x_nodes
     b = mu + sigma * x
     z = theta[:, None] - b[None, :]
@@ -444,6 +467,49 @@ def loglik_hessian(theta, mu, sigma, st: RaschStats) -> np.ndarray:
     u[:, m + 1] = (pi * d) @ x
     h[m, :m], h[m + 1, :m], h[m + 1, m] = h[:m, m], h[:m, m + 1], h[m, m + 1]
     h -= u.T @ (c[:, None] * u)
+    return 0.5 * (h + h.T)
+
+
+def _hessian_one_pattern(theta, mu, sigma, st: RaschStats) -> np.ndarray:
+    """:func:`loglik_hessian` for one trial pattern r (every item answered alike: the 0/1 matrix).
+
+    With A = r·e (M, Q) and π (G, Q) the groups' normalised integrands, the θ rows of the groups'
+    expected first derivatives are U_θ = −π Aᵀ, so Σ_g c_g (E_πg − Cov) of the θθ block is
+    ``A (diag(w) − πᵀ diag(c) π) Aᵀ − diag(r·v·w)`` with w = Σ_g c_g π_g: a Q × Q kernel between
+    two products with A, the same matrix as the group-by-group sum."""
+    from scipy.special import expit, log_softmax
+
+    m = len(theta)
+    x = st.x_nodes
+    b = mu + sigma * x
+    z = theta[:, None] - b[None, :]
+    ex = expit(z)  # (M, Q)
+    vv = ex * (1 - ex)
+    r0 = st.patterns[0]
+    a_ = r0[:, None] * ex
+    sp = np.logaddexp(0.0, z)
+    f, e, v = r0 @ sp, r0 @ ex, r0 @ vv  # (Q,)
+    s, c = st.group_total, st.group_count
+    pi = np.exp(log_softmax(st.log_w[None, :] - s[:, None] * b[None, :] - f[None, :], axis=1))  # (G, Q)
+    w = c[:, None] * pi
+    d = e[None, :] - s[:, None]  # ∂a/∂μ (G, Q)
+    wk = w.sum(axis=0)
+    wdk = (w * d).sum(axis=0)
+    wddk = (w * d**2).sum(axis=0)
+    vw = (r0[:, None] * vv) @ wk
+    um = (pi * d).sum(axis=1)  # E_πg[∂a/∂μ] (G,)
+    us = (pi * d) @ x  # E_πg[∂a/∂σ]
+    kern = np.diag(wk) - pi.T @ w  # (Q, Q): diag(w) − πᵀ diag(c) π
+    h = np.zeros((m + 2, m + 2))
+    h[:m, :m] = (a_ @ kern) @ a_.T
+    h[:m, :m][np.diag_indices(m)] -= vw
+    # θ–(μ, σ): E-terms minus Σ_g c_g u_θ,g u_(μ,σ),g with u_θ,g = −A π_g
+    h[:m, m] = vw - a_ @ wdk + a_ @ (pi.T @ (c * um))
+    h[:m, m + 1] = (r0[:, None] * vv) @ (wk * x) - a_ @ (wdk * x) + a_ @ (pi.T @ (c * us))
+    h[m, m] = wddk.sum() - v @ wk - c @ um**2
+    h[m, m + 1] = wddk @ x - v @ (wk * x) - c @ (um * us)
+    h[m + 1, m + 1] = wddk @ x**2 - v @ (wk * x**2) - c @ us**2
+    h[m, :m], h[m + 1, :m], h[m + 1, m] = h[:m, m], h[:m, m + 1], h[m, m + 1]
     return 0.5 * (h + h.T)
 
 

@@ -174,7 +174,7 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
                       row_offset=None if in_memory else 2)
     elif fmt == "wide":
         data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=source,
-                                     benchmark=benchmark)
+                                     benchmark=benchmark, row_offset=None if in_memory else 2)
     else:
         rows, bench, notes = {"inspect": _inspect, "lm-eval": _lm_eval, "helm": _helm, "eee": _eee,
                               "swe-bench": _swe_bench}[fmt](path, benchmark=benchmark, metric=metric)

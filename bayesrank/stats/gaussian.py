@@ -6,7 +6,8 @@ eigendecomposition (4.6 s for 3,000 players on one core); here, from :data:`CHOL
 players on, ``Σ + 11ᵀ/K`` (positive definite: the null direction gets variance 1) is factored by
 Cholesky (0.4 s) and each draw ``x = C w`` is projected, ``x − mean(x)``, whose covariance is
 ``P(Σ + 11ᵀ/K)P = Σ`` (P = I − 11ᵀ/K). The same law; other random numbers than the eigh route, so
-smaller boards keep the eigh route and their seeded draws.
+smaller boards keep the eigh route and their seeded draws. A positive definite covariance of that
+size (the paired covariance of mean benchmark scores) is drawn by NumPy's Cholesky route.
 """
 
 from __future__ import annotations
@@ -33,4 +34,11 @@ def sum_to_zero_normal(mean, cov, size: int, rng) -> np.ndarray:
             x = w @ c.T
             x -= x.mean(axis=1, keepdims=True)
             return x + mean
+    if k >= CHOLESKY_ABOVE:  # a positive definite covariance (e.g. of mean benchmark scores): its Cholesky factor
+        try:
+            np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            return rng.multivariate_normal(mean, cov, size=int(size), method="cholesky")
     return rng.multivariate_normal(mean, cov, size=int(size), method="eigh")
