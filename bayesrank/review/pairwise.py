@@ -106,9 +106,14 @@ def reference_scores(players, reference_players, reference_theta) -> np.ndarray:
 
 
 def margins(draws: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
-    """min over the claim's contrasts of θ_a − θ_b, per draw (draws: (S, K))."""
+    """min over the claim's contrasts of θ_a − θ_b, per draw (draws: (S, K)). Contrasts that are every
+    pair of a set A against a set B (top-k against the rest): ``min_A θ − max_B θ``, the same number
+    (a rounded difference is monotone in both terms) without the (S, |A|·|B|) differences."""
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
+    ua, ub = np.unique(a), np.unique(b)
+    if len(pairs) > 1 and len(ua) * len(ub) == len(pairs) == len(set(map(tuple, pairs))):
+        return draws[:, ua].min(axis=1) - draws[:, ub].max(axis=1)
     return (draws[:, a] - draws[:, b]).min(axis=1)
 
 
@@ -125,12 +130,12 @@ def contrast_table(fit, pairs, z: float, sided: str = "two-sided") -> pd.DataFra
     ``LeaderboardFit.contrast``) and its directional p-value (:func:`bayesrank.review.verdict.p_value`:
     ``Φ(−t)`` one-sided, ``min(1, 2Φ(−t))`` two-sided — equal to the two-sided Wald p-value when
     est > 0). One-sided: ``upper`` is +inf (the interval is ``[est − z·sd, ∞)``)."""
-    from bayesrank.bt.result import contrast_sd
+    from bayesrank.stats.ranksets import contrast_sd_at
 
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     est = fit.score[a] - fit.score[b]
-    sd = contrast_sd(fit.theta_cov)[a, b]
+    sd = contrast_sd_at(fit.theta_cov, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(sd > 0, est / np.where(sd > 0, sd, 1.0), np.sign(est) * np.inf)
     upper = est + z * sd if sided != ONE_SIDED else np.full(len(est), np.inf)
