@@ -20,14 +20,18 @@ the design (old pairs and new) is drawn from the model: the design's power, as a
 formula states it.
 
 **Plan** (:func:`plan`): the smallest number of added comparisons, and their pairs, with power ≥
-the target. Contrasts with ``γ/sd − z ≥ 7`` are dropped (certain already). For a total N the
+the target. Contrasts with ``γ/sd − z ≥ 7`` are dropped (certain already), and of more than
+:data:`MAX_CONTRASTS` others the plan keeps those nearest significance (``Plan.n_contrasts`` says how
+many it kept, ``n_uncertain`` of how many). For a total N the
 shares π over candidate pairs maximise ``Σ_j log Φ(γ_j / sd_j(π) − z)`` by Frank–Wolfe (the
 gradient in π_e is ``Σ_j φ/Φ(s_j)·γ_j ρ_j^{1/2} N w_e (c_j'L⁻¹u_e)² / (2 V_j^{3/2})``, u_e = e_a − e_b);
 the design is also re-optimised on the pairs with shares of at least :data:`PRUNE` (kept unless
 the full design needs :data:`PRUNED_SLACK` times fewer comparisons), counts rounded by largest remainder, and N found by
 doubling and integer bisection on the Monte Carlo power (the searches on the first
 :data:`COARSE_NORMALS` normals, the final total bisected again on all of them); shares and N are re-optimised until N
-settles. The comparators: the same bisection for uniform allocation over the claim's own pairs and
+settles. When the candidate pairs and contrasts involve a subset S of the players (large boards),
+everything runs on the Schur complement of the information onto S (:class:`ReducedDesign`: exact,
+dense, |S| × |S|). The comparators: the same bisection for uniform allocation over the claim's own pairs and
 for allocation in proportion to the existing pair counts.
 """
 
@@ -41,7 +45,8 @@ DENSE_MAX = 600  # players: dense Cholesky up to this size, sparse LU above
 N_NORMALS = 20_000
 COARSE_NORMALS = 2_000  # the searches' Monte Carlo; the final total is bisected again on all N_NORMALS
 NEGLIGIBLE = 6.0  # z − γ/sd below −6: the contrast fails with probability Φ(−6) ≈ 1e-9
-CERTAIN = 7.0  # γ/sd − z at or above this: the contrast is significant with probability 1 − 1e-12
+CERTAIN = 7.0
+MAX_CONTRASTS = 200  # more contrasts short of certain: the plan keeps the 200 nearest significance  # γ/sd − z at or above this: the contrast is significant with probability 1 − 1e-12
 PRUNE = 0.005  # shares below this are dropped before rounding
 PRUNED_SLACK = 1.05  # the pruned design is kept unless the unpruned one needs 5% fewer comparisons
 CAP = 10**9  # more added comparisons than this: not settleable
@@ -156,6 +161,73 @@ class Design:
         return pos
 
 
+class ReducedDesign:
+    """The design seen by contrasts and additions among a subset S of the players: the existing
+    information's Schur complement onto S (Kron reduction, L_SS − L_SR L_RR⁻¹ L_RS, a Laplacian on S,
+    exact for every contrast and addition within S), grounded at S's first player; dense. Indices stay
+    the full design's."""
+
+    def __init__(self, design: Design, subset):
+        self.full = design
+        self.subset = np.asarray(subset, dtype=np.int64)
+        k = design.k
+        ii, jj, ww = design.i, design.j, design.existing_information()
+        lap = _laplacian_sparse(ii, jj, ww, k)
+        inside = np.zeros(k, dtype=bool)
+        inside[self.subset] = True
+        rest = np.flatnonzero(~inside)
+        l_ss = lap[self.subset][:, self.subset].toarray()
+        if len(rest):
+            from scipy.sparse.linalg import splu
+
+            l_rr = lap[rest][:, rest].tocsc()
+            l_rs = lap[rest][:, self.subset].toarray()
+            l_ss = l_ss - l_rs.T @ splu(l_rr).solve(l_rs)
+        self.k = len(self.subset)
+        self.ground = 0
+        self._base = ((l_ss + l_ss.T) / 2)[1:, 1:]
+        self._pos = -np.ones(k, dtype=np.int64)
+        self._pos[self.subset[1:]] = np.arange(self.k - 1)
+        self.i, self.j, self.n = design.i, design.j, design.n
+
+    def new_weight(self, a, b):
+        return self.full.new_weight(a, b)
+
+    def grounded_index(self) -> np.ndarray:
+        return self._pos
+
+    def information(self, a=(), b=(), info=()):
+        m = self._base.copy()
+        if len(a):
+            _add_pairs(m, self._pos[np.asarray(a, np.int64)], self._pos[np.asarray(b, np.int64)], info)
+        return m
+
+    def contrast_matrix(self, pairs) -> np.ndarray:
+        c = np.zeros((self.k - 1, len(pairs)))
+        for col, (a, b) in enumerate(pairs):
+            if self._pos[a] >= 0:
+                c[self._pos[a], col] += 1.0
+            if self._pos[b] >= 0:
+                c[self._pos[b], col] -= 1.0
+        return c
+
+    def solver(self, m):
+        return _solver(m, self.k - 1)
+
+    def contrast_cov(self, pairs, a=(), b=(), info=()) -> np.ndarray:
+        c = self.contrast_matrix(pairs)
+        return c.T @ self.solver(self.information(a, b, info))(c)
+
+
+def _laplacian_sparse(i, j, w, k: int):
+    from scipy import sparse
+
+    d = np.bincount(i, weights=w, minlength=k) + np.bincount(j, weights=w, minlength=k)
+    rows = np.concatenate([i, j, np.arange(k)])
+    cols = np.concatenate([j, i, np.arange(k)])
+    return sparse.csr_matrix((np.concatenate([-w, -w, d]), (rows, cols)), shape=(k, k))
+
+
 def _grounded_laplacian(i, j, w, k: int, ground: int):
     keep = np.delete(np.arange(k), ground)
     pos = -np.ones(k, dtype=np.int64)
@@ -257,6 +329,7 @@ class Plan:
     why: str = ""
     n_contrasts: int = 0
     n_candidates: int = 0
+    n_uncertain: int = 0
 
 
 def largest_remainder(total: int, shares: np.ndarray) -> np.ndarray:
@@ -408,6 +481,9 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
     v0 = design.contrast_cov(pairs) * np.outer(np.sqrt(rho), np.sqrt(rho))
     margin = gamma / np.sqrt(np.diag(v0)) - z
     live = margin < CERTAIN
+    if live.sum() > MAX_CONTRASTS:  # the contrasts nearest significance (the others' margins are larger)
+        live = np.zeros(len(pairs), dtype=bool)
+        live[np.argsort(margin, kind="stable")[:MAX_CONTRASTS]] = True
     full = Power(design, pairs, gamma, z, rho, seed)
     now = full.from_cov(v0)
     if not live.any():
@@ -419,6 +495,12 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
         return Plan(0, [], now_l, now_l, 0, 0, n_contrasts=int(live.sum()))
     ca, cb = _candidates(design, pairs_l)
     fine, pw = pw, pw.coarse()
+    fine_all, pw_all = fine, pw  # on the whole board: the proportional comparator adds to every existing pair
+    used = np.unique(np.concatenate([ca, cb, np.array(pairs_l).ravel()]))
+    if len(used) < design.k:  # additions and contrasts among a subset: its Schur complement, dense and exact
+        red = ReducedDesign(design, used)
+        fine = Power(red, pairs_l, gamma[live], z, rho[live], seed)
+        pw = fine.coarse()
 
     def counts_power(a, b, shares, power=None):
         memo: dict = {}
@@ -434,11 +516,11 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
     own = sorted({(min(a, b), max(a, b)) for a, b in pairs_l})
     oa, ob = np.array([p[0] for p in own]), np.array([p[1] for p in own])
     uniform = smallest_total(counts_power(oa, ob, np.ones(len(own))), target, cap)
-    proportional = smallest_total(counts_power(design.i, design.j, design.n), target, cap)
+    proportional = smallest_total(counts_power(design.i, design.j, design.n, pw_all), target, cap)
     if uniform is not None:
         uniform = smallest_total(counts_power(oa, ob, np.ones(len(own)), fine), target, cap, start=uniform)
     if proportional is not None:
-        proportional = smallest_total(counts_power(design.i, design.j, design.n, fine), target, cap,
+        proportional = smallest_total(counts_power(design.i, design.j, design.n, fine_all), target, cap,
                                       start=proportional)
     # the optimum: Frank–Wolfe on the shares at N, N by bisection at those shares, until N settles
     index = {(int(a), int(b)): e for e, (a, b) in enumerate(zip(ca, cb))}
@@ -478,9 +560,9 @@ def plan(design: Design, pairs, gamma, z: float, rho=None, target: float = 0.8, 
     used = np.flatnonzero(n > 0)
     order = used[np.argsort(-n[used], kind="stable")]
     alloc = [(int(ca[e]), int(cb[e]), int(n[e])) for e in order]
-    achieved = full(ca[order], cb[order], n[order])
+    achieved = fine(ca[order], cb[order], n[order])  # the power that decided (certain contrasts left out)
     return Plan(int(need), alloc, achieved, now, uniform, proportional, n_contrasts=int(live.sum()),
-                n_candidates=len(ca))
+                n_candidates=len(ca), n_uncertain=int((margin < CERTAIN).sum()))
 
 
 def c_optimal_variance(design: Design, a: int, b: int, total: float, ca, cb, shares) -> float:

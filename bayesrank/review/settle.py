@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 TARGET_POWER = 0.8
+MAX_PLAYERS = 600  # pairwise boards above this are not planned (bayesrank.bt.design's dense solves)
 ITEM_SIMULATIONS = 2000
 ITEM_CAP = 10**7
 CERTAIN = 7.0  # t − z at or above this on the items in hand: the contrast is left out of the simulation
@@ -37,7 +38,7 @@ def pairwise_to_settle(claim, fit, pairs, z: float, seed: int = 0, target: float
     """``to_settle`` of a pairwise claim (module docstring): ``fit`` the review's default
     Bradley–Terry fit, ``pairs`` the claim's contrasts (a, b) on it, ``z`` its critical value."""
     from bayesrank.bt.design import Design, plan
-    from bayesrank.bt.result import contrast_sd
+    from bayesrank.stats.ranksets import contrast_sd_at
 
     if claim.kind not in ("pair", "top1", "topk") or pairs is None:
         return not_settleable("the order claim's test is a Kendall τ bound over every pair: no contrast to plan "
@@ -47,14 +48,16 @@ def pairwise_to_settle(claim, fit, pairs, z: float, seed: int = 0, target: float
                               "position effect")
     if getattr(fit, "ties", "half") not in ("half", "drop"):
         return not_settleable(f"planned for half-win and drop-ties models; this fit's ties are {fit.ties}")
+    if len(fit.players) > MAX_PLAYERS:
+        return not_settleable(f"not planned for boards of more than {MAX_PLAYERS} players (the plan's dense "
+                              f"solves); this one has {len(fit.players):,}")
     pairs = [(int(a), int(b)) for a, b in pairs]
     gamma = np.array([fit.score[a] - fit.score[b] for a, b in pairs])
     if not np.all(gamma > 0):
         return not_settleable("the claim is false (or tied) at the estimate: more data drawn from it would not "
                               "make it significant")
     design = Design.from_fit(fit)
-    sd = contrast_sd(fit.theta_cov)
-    reported = np.array([sd[a, b] ** 2 for a, b in pairs])
+    reported = contrast_sd_at(fit.theta_cov, np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])) ** 2
     model = np.diag(design.contrast_cov(pairs))
     rho = reported / model
     p = plan(design, pairs, gamma, z, rho, target=target, seed=seed)
@@ -76,7 +79,9 @@ def pairwise_to_settle(claim, fit, pairs, z: float, seed: int = 0, target: float
         "method": ("c-optimal allocation for the claim's contrasts (Fisher information of the Bradley–Terry fit, "
                    "pairwise Frank–Wolfe); power of the claim's intersection–union Wald test by Monte Carlo on "
                    "the contrasts' joint normal, every outcome drawn from the fitted scores"
-                   + ("; model variances scaled to the review's covariance" if scaled else "")),
+                   + ("; model variances scaled to the review's covariance" if scaled else "")
+                   + (f"; planned for the {p.n_contrasts} contrasts nearest significance of {p.n_uncertain} not yet "
+                      f"certain" if p.n_uncertain > p.n_contrasts else "")),
     }
 
 

@@ -173,3 +173,21 @@ def test_largest_remainder():
     assert n.tolist() == [5, 3, 2, 0]
     n = largest_remainder(7, np.array([1.0, 1.0, 1.0]))
     assert n.sum() == 7 and n.max() - n.min() <= 1
+
+
+def test_reduced_design_is_exact():
+    """The Schur complement onto a subset (large boards' plans) gives the full design's contrast
+    covariances, with and without comparisons added among the subset."""
+    from bayesrank.bt.design import ReducedDesign
+    from bayesrank.bt.simulate import simulate_tournament
+
+    frame, _ = simulate_tournament(60, 30, spread=8.0, seed=0)
+    fit = BradleyTerry(frame).fit("mle")
+    d = Design.from_fit(fit)
+    subset = np.array([3, 7, 11, 20, 33, 41, 58])
+    red = ReducedDesign(d, subset)
+    pairs = [(3, 7), (11, 58), (20, 41), (33, 3)]
+    a, b, n = np.array([3, 11, 20]), np.array([58, 41, 7]), np.array([40.0, 15.0, 5.0])
+    info = n * d.new_weight(a, b)
+    np.testing.assert_allclose(red.contrast_cov(pairs), d.contrast_cov(pairs), rtol=1e-9)
+    np.testing.assert_allclose(red.contrast_cov(pairs, a, b, info), d.contrast_cov(pairs, a, b, info), rtol=1e-9)
