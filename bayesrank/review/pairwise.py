@@ -19,6 +19,10 @@ interval excludes 0 exactly when p < 1 − level). The Bayesian answer is the sh
 draws in which the claim holds, against the threshold of the same level. The ``order`` claim's
 test is :mod:`bayesrank.review.order` (a Kendall τ bound from simultaneous contrast intervals).
 
+What would settle it (``to_settle``, :mod:`bayesrank.review.settle`): for a claim that is not
+supported, the comparisons to add, and their pairs, for 80% power of the same test if the estimate
+were true; null for a supported claim.
+
 Loss of significance: the audit of the claim's objective in its significance mode
 (``bayesrank.influence`` ``+sig``: broken when some contrast the claim needs is no longer
 significant by the same contrast test, same sidedness and default covariance, on the perturbed
@@ -37,6 +41,7 @@ from bayesrank.review import evidence
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
 from bayesrank.review.scale import UNITS
+from bayesrank.review.settle import pairwise_to_settle
 from bayesrank.review.verdict import (
     ONE_SIDED,
     critical_z,
@@ -574,6 +579,9 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         if len(set(freq.get("supported_by", {}).values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
-        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig,
-                               relative_to=rel, statement=statement(claim, ranking)))
+        if progress and v != "supported":
+            progress(f"claim {claim.text}: what would settle it", n, len(claims))
+        settle = None if v == "supported" else pairwise_to_settle(claim, default, pairs, freq.get("z", 0.0), seed)
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, extra={"to_settle": settle},
+                               significance_perturbation=sig, relative_to=rel, statement=statement(claim, ranking)))
     return out
