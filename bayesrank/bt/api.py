@@ -335,10 +335,12 @@ class BradleyTerry:
         return self._fit_nuts(ties, draws, tune, chains, seed, sampler, ppc, loo, progress, target_accept)
 
     def _fit_mle(self, ties: str, ci: str) -> LeaderboardFit:
-        params, hess, tm, _ = self.newton_fit(ties)
+        params, hess, tm, res = self.newton_fit(ties)
         kind = self.interval_for(ci, ties)
         if ties not in self._fisher:
-            self._fisher[ties] = covariance(tm, self.rows, params, hess, "fisher", position=self.position)
+            factor = getattr(res, "factor", None)  # a large sparse board: H⁻¹ by K solves with its factor
+            self._fisher[ties] = (factor.dense_inverse() if factor is not None and len(params) == len(self.players)
+                                  else covariance(tm, self.rows, params, hess, "fisher", position=self.position))
         cov = covariance(tm, self.rows, params, hess, kind, position=self.position, hinv=self._fisher[ties])
         cov = cov.copy() if cov is self._fisher[ties] else cov  # each fit owns its covariance
         sd = np.sqrt(np.clip(np.diag(cov), 0, None))

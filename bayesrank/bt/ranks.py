@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -172,12 +173,13 @@ def _fit_cov(fit) -> np.ndarray:
     raise InputError(f"the {fit.method} fit has neither a covariance nor draws")
 
 
-def pairwise_table(fit, players=None, level: float | None = None, draws=None) -> pd.DataFrame:
+def pairwise_table(fit, players=None, level: float | None = None, draws=None, ahead: bool = True) -> pd.DataFrame:
     """One row per unordered pair (``player_a`` ahead of ``player_b`` by score), the family being all
     pairs of ``players`` (default: every player): ``diff`` = θ̂_a − θ̂_b, ``sd``, ``z``, ``p_value``
     (two-sided), ``p_holm``, ``p_bh``, ``p_win`` = expit(diff) with ``p_win_lower``/``p_win_upper``
     (Wald at ``level`` on the logit scale), and ``p_ahead`` = P(θ_a > θ_b) over the draws (fit's draws
-    unless ``draws`` given; NaN if none)."""
+    unless ``draws`` given; NaN if none, or with ``ahead=False``: K(K−1)/2 × draws comparisons, most
+    of the table's time on a board of thousands)."""
     from scipy.special import expit, ndtr  # ndtr(−x) is scipy.stats.norm.sf(x), without importing scipy.stats
 
     level = fit.level if level is None else level
@@ -194,7 +196,7 @@ def pairwise_table(fit, players=None, level: float | None = None, draws=None) ->
     zval = diff / sd
     p = 2 * ndtr(-np.abs(zval))
     zq = two_sided_z(level)
-    d = fit.draws if draws is None else draws
+    d = None if not ahead else fit.draws if draws is None else draws
     if d is not None and len(idx) >= LARGE_BOARD:  # the compiled pair loop (same counts)
         from bayesrank.stats.pair_kernels import ahead_share
 
@@ -242,7 +244,12 @@ def significance_tiers(pairs: pd.DataFrame, order, alpha: float, adjust: str = "
     col = {"holm": "p_holm", "bh": "p_bh"}[adjust]
     order = [str(p) for p in order]
     index = pd.Index(order)
-    ia, ib = index.get_indexer(pairs["player_a"]), index.get_indexer(pairs["player_b"])
+
+    def positions(col):  # the distinct names looked up once (K names for K(K−1)/2 rows)
+        codes, uniques = pd.factorize(pairs[col])
+        return np.where(codes >= 0, index.get_indexer(uniques)[codes], -1)
+
+    ia, ib = positions("player_a"), positions("player_b")
     known = (ia >= 0) & (ib >= 0)
     sig = np.zeros((len(order), len(order)), dtype=bool)  # sig[a, b]: a significantly ahead of b
     sig[ia[known], ib[known]] = pairs[col].to_numpy()[known] < alpha
@@ -325,10 +332,19 @@ class RankAnalysis(Result):
     n_draws: int
     top_k: tuple
     top_sets: dict
-    pairs: pd.DataFrame
+    pair_table: pd.DataFrame | None  # None: computed on first use of :attr:`pairs` by ``pair_table_of``
     diagnostics: Diagnostics
     settings: dict = field(default_factory=dict)
     exclusions: dict = field(default_factory=dict)  # the fit's rows excluded: {total, by_reason}
+    pair_table_of: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """The :func:`pairwise_table` of every pair (K(K−1)/2 rows: computed when first read — the
+        tiers, the JSON and the summary read it; the review's leaderboard does not)."""
+        if self.pair_table is None:
+            self.pair_table = self.pair_table_of()
+        return self.pair_table
 
     @property
     def rank(self) -> np.ndarray:
@@ -349,10 +365,11 @@ class RankAnalysis(Result):
         order = [str(self.players[i]) for i in np.lexsort((self.players.astype(str), -self.score))]
         return significance_tiers(self.pairs, order, 1 - self.level, adjust)
 
-    def table(self) -> pd.DataFrame:
+    def table(self, tiers: bool = True) -> pd.DataFrame:
         """player, score, lower, upper, rank, rank_lower/rank_upper (simultaneous set), marginal_rank_*
         (when computed), draws_rank_* (quantile range over the draws), p_top1, p_rank_le_k, tier_holm,
-        tier_bh; by score. ``df.attrs["methods"]`` names the method of each rank range."""
+        tier_bh (not with ``tiers=False``: they need the pairwise table); by score.
+        ``df.attrs["methods"]`` names the method of each rank range."""
         names = [str(p) for p in self.players]
         marginal = {} if self.marginal is None else {
             "marginal_rank_lower": self.marginal.rank_lower, "marginal_rank_upper": self.marginal.rank_upper}
@@ -365,7 +382,7 @@ class RankAnalysis(Result):
         })
         for k in self.top_k:
             df[f"p_rank_le_{k}"] = prob_rank_at_most(self.rank_probs, k).loc[names].to_numpy()
-        for adj in ADJUSTMENTS:
+        for adj in ADJUSTMENTS if tiers else ():
             df[f"tier_{adj}"] = self.tiers(adj).loc[names].to_numpy()
         df = df.sort_values(["score", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
         df.attrs["methods"] = self.methods()
@@ -472,7 +489,7 @@ class RankAnalysis(Result):
         line), for the ``top`` players by score."""
         import matplotlib.pyplot as plt
 
-        t = self.table()
+        t = self.table(tiers=False)
         if top is not None:
             t = t.head(top)
         n = len(t)
@@ -520,6 +537,7 @@ def default_n_sim(k: int) -> int:
 def analyze_ranks(
     fit, level: float | None = None, draws=None, *, critical: str = "auto", stepdown: bool = True,
     n_sim: int | None = None, n_draws: int = 4000, seed: int = 0, top_k=DEFAULT_TOP_K, n_top_sets: int = 5, marginal: bool = True,
+    pairs_ahead: bool = True,
 ) -> RankAnalysis:
     """Everything about ranks for one :class:`~bayesrank.bt.result.LeaderboardFit`.
 
@@ -530,7 +548,8 @@ def analyze_ranks(
     (posterior or bootstrap), else ``n_draws`` Gaussian draws around θ̂. ``level`` defaults to the
     fit's; the fit's ``lower``/``upper`` stay at the fit's level (``fit_level`` in the output).
     ``marginal=False`` skips the marginal rank sets (one stepdown per player: most of the time on a
-    large leaderboard; the review's page shows the simultaneous sets only)."""
+    large leaderboard; the review's page shows the simultaneous sets only). ``pairs_ahead=False`` leaves
+    the pairwise table's ``p_ahead`` NaN (:func:`pairwise_table`; the review shows no P(ahead))."""
     level = float(fit.level if level is None else level)
     _check_level(level)
     if critical not in ("auto", "gaussian", "bootstrap"):
@@ -556,7 +575,9 @@ def analyze_ranks(
     probs = rank_probabilities(d, players)
     intervals = rank_quantile_intervals(d, players, level)
     top_sets = {kk: top_k_sets(d, players, kk, n_top_sets) for kk in top_k}
-    pairs = pairwise_table(fit, None, level, draws=d)
+
+    def pairs():
+        return pairwise_table(fit, None, level, draws=d, ahead=pairs_ahead)
     diag = fit_diagnostics(fit)
     diag = dataclasses.replace(diag, extra={**diag.extra, "rank_sets": f"{simul.critical} critical values from "
                                                                        f"{simul.n_errors} error draws"})
@@ -565,7 +586,7 @@ def analyze_ranks(
         level=level, fit_level=float(fit.level), fit_method=fit.method, interval=fit.interval,
         simultaneous=simul, marginal=marg,
         rank_probs=probs, draw_intervals=intervals, draws_source=source, n_draws=len(d), top_k=top_k,
-        top_sets=top_sets, pairs=pairs, diagnostics=diag,
+        top_sets=top_sets, pair_table=None, pair_table_of=pairs, diagnostics=diag,
         settings={"critical": critical, "stepdown": stepdown, "n_sim": n_sim, "n_draws": int(len(d)), "seed": seed},
         exclusions=dict(getattr(fit, "exclusions", None) or {}),
     )

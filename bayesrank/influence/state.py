@@ -261,8 +261,7 @@ class BTState:
             c = self.counts
             wi, n = sparse.effective_counts(c.weighted_counts(), self.ties)
             _, _, h = sparse._loss_grad_curv(self.theta, c.i, c.j, c.n_players, wi, n, self.ridge)
-            f = self._cache["factor"] = sparse.HessianFactor(sparse.laplacian(c.i, c.j, c.n_players, h, self.ridge),
-                                                             self.ridge)
+            f = self._cache["factor"] = sparse.HessianFactor.of_rows(c.i, c.j, c.n_players, h, self.ridge)
         return f
 
     def solve(self, g: np.ndarray) -> np.ndarray:

@@ -109,27 +109,36 @@ def claims_table(report):
         FREQUENTIST_HEAD,
         OVERTURN_HEAD,
         SIGNIFICANCE_HEAD,
+        _has_settle,
         bayesian_cell,
         claim_actions,
         claim_label,
         frequentist_parts,
         perturbation_lines,
+        settle_cell,
     )
 
     colour = {"supported": "green", "fragile": "yellow", "unsupported": "red", "not searched": "blue",
               "not converged": "magenta", "undetermined by the table": "cyan"}
     actions = claim_actions(report)
     significance = any(c.significance_perturbation for c in report.claims)
+    settle = _has_settle(report)
+    # the claim column keeps a label on one line up to a third of the terminal (more columns share the rest)
+    import shutil
+
+    longest = max((len(terminal_text(claim_label(c)).plain) for c in report.claims), default=10)
+    label_width = min(longest, max(20, shutil.get_terminal_size((140, 40)).columns // 3))
     t = Table(title="claims and verdicts", show_lines=True)
     for col in ("claim", "verdict", FREQUENTIST_HEAD, BAYESIAN_HEAD, OVERTURN_HEAD,
-                *([SIGNIFICANCE_HEAD] if significance else [])):
-        t.add_column(Text(col), overflow="fold")
+                *([SIGNIFICANCE_HEAD] if significance else []), *(["to settle it (80% power)"] if settle else [])):
+        t.add_column(Text(col), overflow="fold", min_width=label_width if col == "claim" else None)
     for c in report.claims:  # names and intervals are plain text, never rich markup; controls shown
         groups = [c.perturbation] + ([c.significance_perturbation] if significance else [])
         t.add_row(terminal_text(claim_label(c)), Text(c.verdict, style=f"bold {colour.get(c.verdict, 'magenta')}"),
                   terminal_text("\n".join(x for x in frequentist_parts(c.frequentist) if x), keep_newlines=True),
                   terminal_text(bayesian_cell(c.bayesian)),
-                  *(terminal_text("\n".join(perturbation_lines(g, actions)), keep_newlines=True) for g in groups))
+                  *(terminal_text("\n".join(perturbation_lines(g, actions)), keep_newlines=True) for g in groups),
+                  *([terminal_text(settle_cell(c, short=True))] if settle else []))
     return t
 
 

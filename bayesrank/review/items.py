@@ -14,6 +14,9 @@ non-member; as for pairwise data):
   contrast θ_a − θ_b > 0 (NUTS on the collapsed model; its Laplace approximation with ``fast``).
   The threshold matches the test: P ≥ level for a one-sided claim, P ≥ 1 − (1 − level)/2 for a
   two-sided one.
+* **to settle it** (``to_settle``, :func:`bayesrank.review.settle.items_to_settle`): for a claim not
+  supported, the items to add, drawn like the existing ones (a bootstrap of the item rows), for its
+  own test to support it with 80% power; not planned for clustered items.
 * **perturbation**: the exact smallest number of re-grades (``flip``: one model's score on one item
   changed) and of item drops (``drop``: an item removed for every model) that overturn the claim
   (some contrast ȳ_a ≤ ȳ_b), verified by recomputation; whole clusters when clustered. For a
@@ -111,7 +114,8 @@ def _relative(entry: dict, relative: dict) -> dict:
     return e
 
 
-def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_below: float, converged: bool = True):
+def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_below: float, converged: bool = True,
+                  seed: int = 0):
     from bayesrank.items.frequentist import effective_units, order_tau_bound, pair_stats
     from bayesrank.items.perturb import lose_significance, overturn
     from bayesrank.review.pairwise import claim_contrasts, margins, order_holds
@@ -180,7 +184,22 @@ def _claim_answer(claim: Claim, data, cov, bayes, rs, level: float, fragile_belo
     elif freq["supported"] != (bay["probability"] >= threshold):
         notes.append("the frequentist and the Bayesian answers disagree")
     extra = {} if claim.kind == "order" else {"relative_to": relative}
+    extra["to_settle"] = None if v == "supported" else _to_settle(claim, data, None if claim.kind == "order" else pairs,
+                                                                  level, seed)
     return ClaimAnswer(claim, freq, bay, pert, v, threshold, notes, significance_perturbation=sig, extra=extra)
+
+
+def _to_settle(claim: Claim, data, pairs, level: float, seed: int) -> dict:
+    """What would settle the claim (:func:`bayesrank.review.settle.items_to_settle`); clustered items
+    are not planned for (new items would come in new clusters of unknown size)."""
+    from bayesrank.review.settle import items_to_settle, not_settleable
+
+    if claim.kind == "order":
+        return not_settleable("the order claim's test is a bound from the simultaneous rank sets: no contrast to "
+                              "plan items for")
+    if data.clusters is not None:
+        return not_settleable("clustered items: new items would come in new clusters of unknown size; not planned")
+    return items_to_settle(claim, data.scores, pairs, level, seed=seed, binary=bool(data.binary))
 
 
 def _heatmap(draws, players, order, ax):
@@ -289,7 +308,7 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
     for _n, claim in enumerate(parsed):
         say(f"claim {claim.text}")
         answers.append(_claim_answer(claim, data, cov, bayes, rs, level, fragile_below,
-                                     converged=bool(bayes.diagnostics.converged)))
+                                     converged=bool(bayes.diagnostics.converged), seed=seed))
     # leaderboard
     lb = table.copy()
     lb["rank"] = 1 + (means[None, :] > means[:, None]).sum(axis=1)

@@ -23,8 +23,9 @@ def leaderboard_table(fits: dict, level: float, seed: int):
     draws = None
     if bayes is not None and bayes.draws is not None and list(map(str, bayes.players)) == list(map(str, default.players)):
         draws = bayes.draws[:, :k]
-    ranks = analyze_ranks(default, level=level, seed=seed, draws=draws, marginal=False)  # the page shows the simultaneous sets
-    rt = ranks.table().set_index("player")
+    ranks = analyze_ranks(default, level=level, seed=seed, draws=draws, marginal=False,  # the page shows the simultaneous sets
+                          pairs_ahead=False)  # and no pairwise P(ahead)
+    rt = ranks.table(tiers=False).set_index("player")  # no tiers: no K(K−1)/2-row pairwise table
     table = default.table()
     for col in ("rank_lower", "rank_upper", "draws_rank_lower", "draws_rank_upper", "p_top1"):
         table[col] = rt.loc[table["player"], col].to_numpy()

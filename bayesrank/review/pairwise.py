@@ -19,6 +19,10 @@ interval excludes 0 exactly when p < 1 − level). The Bayesian answer is the sh
 draws in which the claim holds, against the threshold of the same level. The ``order`` claim's
 test is :mod:`bayesrank.review.order` (a Kendall τ bound from simultaneous contrast intervals).
 
+What would settle it (``to_settle``, :mod:`bayesrank.review.settle`): for a claim that is not
+supported, the comparisons to add, and their pairs, for 80% power of the same test if the estimate
+were true; null for a supported claim.
+
 Loss of significance: the audit of the claim's objective in its significance mode
 (``bayesrank.influence`` ``+sig``: broken when some contrast the claim needs is no longer
 significant by the same contrast test, same sidedness and default covariance, on the perturbed
@@ -37,6 +41,7 @@ from bayesrank.review import evidence
 from bayesrank.review.answer import ClaimAnswer
 from bayesrank.review.claims import TAU_THRESHOLD, Claim, statement
 from bayesrank.review.scale import UNITS
+from bayesrank.review.settle import pairwise_to_settle
 from bayesrank.review.verdict import (
     ONE_SIDED,
     critical_z,
@@ -101,9 +106,14 @@ def reference_scores(players, reference_players, reference_theta) -> np.ndarray:
 
 
 def margins(draws: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
-    """min over the claim's contrasts of θ_a − θ_b, per draw (draws: (S, K))."""
+    """min over the claim's contrasts of θ_a − θ_b, per draw (draws: (S, K)). Contrasts that are every
+    pair of a set A against a set B (top-k against the rest): ``min_A θ − max_B θ``, the same number
+    (a rounded difference is monotone in both terms) without the (S, |A|·|B|) differences."""
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
+    ua, ub = np.unique(a), np.unique(b)
+    if len(pairs) > 1 and len(ua) * len(ub) == len(pairs) == len(set(map(tuple, pairs))):
+        return draws[:, ua].min(axis=1) - draws[:, ub].max(axis=1)
     return (draws[:, a] - draws[:, b]).min(axis=1)
 
 
@@ -120,12 +130,12 @@ def contrast_table(fit, pairs, z: float, sided: str = "two-sided") -> pd.DataFra
     ``LeaderboardFit.contrast``) and its directional p-value (:func:`bayesrank.review.verdict.p_value`:
     ``Φ(−t)`` one-sided, ``min(1, 2Φ(−t))`` two-sided — equal to the two-sided Wald p-value when
     est > 0). One-sided: ``upper`` is +inf (the interval is ``[est − z·sd, ∞)``)."""
-    from bayesrank.bt.result import contrast_sd
+    from bayesrank.stats.ranksets import contrast_sd_at
 
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     est = fit.score[a] - fit.score[b]
-    sd = contrast_sd(fit.theta_cov)[a, b]
+    sd = contrast_sd_at(fit.theta_cov, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(sd > 0, est / np.where(sd > 0, sd, 1.0), np.sign(est) * np.inf)
     upper = est + z * sd if sided != ONE_SIDED else np.full(len(est), np.inf)
@@ -569,6 +579,9 @@ def answer_claims(claims, fits: dict, state, *, level: float, seed: int, fragile
         if len(set(freq.get("supported_by", {}).values()) | {freq["supported"]}) > 1:
             notes.append("the intervals disagree: " + ", ".join(
                 f"{k} {'supports' if v_ else 'does not support'}" for k, v_ in freq["supported_by"].items()))
-        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, significance_perturbation=sig,
-                               relative_to=rel, statement=statement(claim, ranking)))
+        if progress and v != "supported":
+            progress(f"claim {claim.text}: what would settle it", n, len(claims))
+        settle = None if v == "supported" else pairwise_to_settle(claim, default, pairs, freq.get("z", 0.0), seed)
+        out.append(ClaimAnswer(claim, freq, bay, pert, v, level, notes, extra={"to_settle": settle},
+                               significance_perturbation=sig, relative_to=rel, statement=statement(claim, ranking)))
     return out

@@ -58,7 +58,7 @@ figcaption { color: var(--mute); font-size: 13px; }
 .warn { color: var(--warn); } .mute { color: var(--mute); }
 table#claims { width: 100%; table-layout: fixed; }
 table#claims .who { display: block; color: var(--mute); font-size: 12px; }
-table#claims td.why, table#claims td.pert { font-size: 12px; }
+table#claims td.why, table#claims td.pert, table#claims td.settle { font-size: 12px; }
 table#claims td.freq { font-variant-numeric: tabular-nums; font-size: 12px; }
 table#claims .verdict { font-size: 11px; padding: 1px 5px; }
 table#claims .undetermined-by-the-table { white-space: normal; display: inline-block; }
@@ -69,7 +69,8 @@ table#claims .undetermined-by-the-table { white-space: normal; display: inline-b
   figure img { max-height: 240mm; } }
 @media print, (max-width: 820px) {
   body { font-size: 10px; padding: 8px; } table { font-size: 9px; } th, td { padding: 2px 3px; }
-  table#claims td.why, table#claims td.pert, table#claims td.freq, table#claims .who { font-size: 8.5px; }
+  table#claims td.why, table#claims td.pert, table#claims td.freq, table#claims td.settle, table#claims .who {
+    font-size: 8.5px; }
   table#claims .verdict { font-size: 8px; padding: 0 3px; border-radius: 6px; }
   .line { white-space: normal; }
 }
@@ -78,7 +79,9 @@ table#claims .undetermined-by-the-table { white-space: normal; display: inline-b
 ACTION_ORDER = ("drop", "flip", "add", "drop-cluster", "configuration", "estimator")
 # relative widths of the claims table's columns (it is laid out to the page width: nothing is cut off)
 CLAIM_COLUMNS = (("claim", 16), ("verdict", 10), ("why", 20), ("freq", 15), ("bayes", 9), ("overturn", 15),
-                 ("significance", 15))
+                 ("significance", 15), ("settle", 14))
+# with the "to settle it" column the text columns give it room; the numbers' columns keep theirs
+SETTLE_WIDTHS = {"claim": 11, "verdict": 9, "why": 14, "bayes": 8, "settle": 13}
 SHORT_LINE = 23  # a perturbation line this short stays on one line ('flip: 198 (0.012%) ✓'); longer ones wrap
 
 
@@ -133,6 +136,19 @@ OVERTURN_HEAD = "to overturn it: smallest perturbation found (✓ verified)"
 SIGNIFICANCE_HEAD = "to lose significance: smallest perturbation found (✓ verified)"
 FREQUENTIST_HEAD = "frequentist: estimate [interval], p"
 BAYESIAN_HEAD = "Bayesian: P(claim)"
+
+
+SETTLE_HEAD = "to settle it: more data for 80% power if the estimate were true"
+
+
+def _has_settle(report) -> bool:
+    return any("to_settle" in (getattr(c, "extra", None) or {}) for c in report.claims)
+
+
+def settle_cell(c, short: bool = False) -> str:
+    from bayesrank.review.settle import settle_text
+
+    return settle_text((getattr(c, "extra", None) or {}).get("to_settle"), short)
 
 
 def _has_significance(report) -> bool:
@@ -288,13 +304,16 @@ def _head_html(text: str) -> str:
 def _claims_html(report) -> str:
     actions = claim_actions(report)
     sig = _has_significance(report)
-    cols = [(k, w) for k, w in CLAIM_COLUMNS if sig or k != "significance"]
+    settle = _has_settle(report)
+    cols = [(k, SETTLE_WIDTHS.get(k, w) if settle else w) for k, w in CLAIM_COLUMNS
+            if (sig or k != "significance") and (settle or k != "settle")]
     total = sum(w for _, w in cols)
     colgroup = "".join(f"<col class=\"c-{k}\" style=\"width:{100 * w / total:.1f}%\">" for k, w in cols)
     head = ("<tr><th>claim</th><th>verdict</th><th>why</th>"
             f"<th>{_head_html(FREQUENTIST_HEAD)}</th><th>{_head_html(BAYESIAN_HEAD)}</th>"
             f"<th>{_head_html(OVERTURN_HEAD)}</th>"
-            + (f"<th>{_head_html(SIGNIFICANCE_HEAD)}</th>" if sig else "") + "</tr>")
+            + (f"<th>{_head_html(SIGNIFICANCE_HEAD)}</th>" if sig else "")
+            + (f"<th>{_head_html(SETTLE_HEAD)}</th>" if settle else "") + "</tr>")
     rows = []
     for c in report.claims:
         who = getattr(c, "statement", None)
@@ -313,6 +332,8 @@ def _claims_html(report) -> str:
         groups = [c.perturbation] + ([getattr(c, "significance_perturbation", None)] if sig else [])
         for entries in groups:
             cells.append(f"<td class=\"pert\">{_lines_html(perturbation_lines(entries, actions))}</td>")
+        if settle:
+            cells.append(f"<td class=\"settle\">{esc(settle_cell(c))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<div class=\"wrap\"><table id=\"claims\"><colgroup>{colgroup}</colgroup><thead>{head}</thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>")
@@ -408,6 +429,8 @@ def markdown(report) -> str:
         row[OVERTURN_HEAD] = "; ".join(perturbation_lines(c.perturbation, actions))
         if _has_significance(report):
             row[SIGNIFICANCE_HEAD] = "; ".join(perturbation_lines(getattr(c, "significance_perturbation", None), actions))
+        if _has_settle(report):
+            row[SETTLE_HEAD] = settle_cell(c)
         rows.append(row)
     out += [_md_table(pd.DataFrame(rows)), "", f"> **Rule.** {md_esc(report.rule, False)}", ""]
     if getattr(report, "joint", None):

@@ -45,6 +45,13 @@ def contrast_sd(cov: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(v[:, None] + v[None, :] - (cov + cov.T), 0.0, None))
 
 
+def contrast_sd_at(cov: np.ndarray, a, b) -> np.ndarray:
+    """``contrast_sd(cov)[a, b]`` for the index arrays ``a``, ``b`` alone (the same arithmetic)."""
+    cov = np.asarray(cov, dtype=float)
+    a, b = np.asarray(a), np.asarray(b)
+    return np.sqrt(np.clip(cov[a, a] + cov[b, b] - (cov[a, b] + cov[b, a]), 0.0, None))
+
+
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level}")

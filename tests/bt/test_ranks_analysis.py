@@ -165,6 +165,30 @@ def test_analysis_without_marginal_sets_keeps_everything_else(mle_fit):
     assert set(data["rank_sets"]) == {"simultaneous"} and "marginal_rank_lower" not in data["players"][0]
 
 
+def test_analysis_without_p_ahead_keeps_everything_else(mle_fit):
+    """``pairs_ahead=False`` (the review's page) leaves only the pairwise table's P(ahead) empty."""
+    full, lean = analyze_ranks(mle_fit, seed=1), analyze_ranks(mle_fit, seed=1, pairs_ahead=False)
+    assert full.pairs["p_ahead"].notna().all() and lean.pairs["p_ahead"].isna().all()
+    pd.testing.assert_frame_equal(lean.pairs.drop(columns="p_ahead"), full.pairs.drop(columns="p_ahead"))
+    pd.testing.assert_frame_equal(lean.table(), full.table())
+
+
+def test_pairwise_table_is_computed_when_first_read(mle_fit):
+    """The K(K−1)/2-row pairwise table is built on first use (tiers, JSON, summary), not by the
+    leaderboard's columns or the rank-spread plot; the same table either way."""
+    ra = analyze_ranks(mle_fit, seed=1)
+    lean = ra.table(tiers=False)
+    ra.plot()
+    assert ra.pair_table is None
+    full = ra.table()
+    assert ra.pair_table is not None
+    assert list(lean.columns) == [c for c in full.columns if not c.startswith("tier_")]
+    pd.testing.assert_frame_equal(lean, full[lean.columns])
+    ref = pairwise_table(mle_fit, None, ra.level, ahead=False)
+    pd.testing.assert_frame_equal(ra.pairs.drop(columns="p_ahead"), ref.drop(columns="p_ahead"))
+    assert ra.pairs["p_ahead"].between(0, 1).all()
+
+
 def test_analysis_of_a_bootstrap_fit_uses_bootstrap_critical_values(boot_fit):
     ra = analyze_ranks(boot_fit)
     assert ra.simultaneous.critical == "bootstrap" and ra.simultaneous.n_errors == 400

@@ -112,3 +112,68 @@ def test_applies_only_to_large_sparse_plain_boards():
     assert not sparse.applies(3000, 2_000_000)  # dense graph: the factor would fill in
     assert not sparse.applies(3000, 164_000, covariates=1)
     assert not sparse.applies(3000, 164_000, binary=False)  # Davidson ties
+
+
+def test_banded_and_superlu_factors_agree(board, monkeypatch):
+    """A tournament's Hessian is a narrow band in the reverse Cuthill–McKee order (banded Cholesky);
+    SuperLU (forced by BAND_FILL = 0, taken by a wide-band graph) gives the same solves."""
+    _, _, counts = board
+    k = counts.n_players
+    fit = sparse.newton(counts.i, counts.j, k, counts.counts, "half")
+    h = fit.curvature
+    g = np.random.default_rng(11).normal(size=(k, 4))
+    for ridge in (0.0, 0.5):
+        lap = sparse.laplacian(counts.i, counts.j, k, h, ridge)
+        band = sparse.HessianFactor(lap, ridge)
+        assert band.band is not None and band.lu is None
+        rows = sparse.HessianFactor.of_rows(counts.i, counts.j, k, h, ridge)  # the band filled from the rows
+        assert rows.band is not None and (rows.perm == band.perm).all()
+        np.testing.assert_allclose(rows.band, band.band, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose((rows.matrix - lap).toarray(), 0, atol=1e-12)
+        monkeypatch.setattr(sparse, "BAND_FILL", 0.0)
+        lu = sparse.HessianFactor(lap, ridge)
+        monkeypatch.undo()
+        assert lu.band is None and lu.lu is not None
+        np.testing.assert_allclose(band.solve(g), lu.solve(g), atol=1e-12, rtol=1e-10)
+        np.testing.assert_allclose(band.dense_inverse(), lu.dense_inverse(), atol=1e-12, rtol=1e-10)
+        dense = np.linalg.pinv(lap.toarray()) if ridge == 0 else np.linalg.inv(lap.toarray())
+        pg = g - g.mean(axis=0)
+        np.testing.assert_allclose(band.solve(g), dense @ pg - (dense @ pg).mean(axis=0), atol=1e-10)
+
+
+def test_wide_band_graph_goes_to_superlu():
+    """A random graph (every player against random opponents) has no narrow band: SuperLU."""
+    rng = np.random.default_rng(12)
+    k, r = 400, 8000
+    i = rng.integers(0, k, r)
+    j = (i + rng.integers(1, k, r)) % k
+    lap_h = rng.random(r) + 0.1
+    lap = sparse.laplacian(i, j, k, lap_h)
+    g = rng.normal(size=k)
+    for f in (sparse.HessianFactor(lap), sparse.HessianFactor.of_rows(i, j, k, lap_h)):
+        assert f.band is None and f.lu is not None
+        np.testing.assert_allclose(lap @ f.solve(g), g - g.mean(), atol=1e-9)
+
+
+@pytest.mark.parametrize("ci", ["fisher", "sandwich"])
+def test_large_board_covariances_equal_dense(board, monkeypatch, ci):
+    """The MLE's Fisher covariance by K solves with the sparse factor and the sandwich with the meat as
+    a sparse Laplacian equal the dense inverse and the dense meat (a board with ties: the sandwich
+    differs from Fisher)."""
+    from bayesrank.bt import BradleyTerry
+
+    _, _, counts = board
+    force(monkeypatch, False)
+    dense = BradleyTerry(counts).fit("mle", ci=ci)
+    force(monkeypatch, True)
+    from bayesrank.bt import mle
+
+    def dense_route(*a, **kw):
+        raise AssertionError("the large board took the dense route")
+
+    monkeypatch.setattr(mle, "meat", dense_route)  # neither the dense meat nor the dense inverse is formed
+    monkeypatch.setattr(mle, "constrained_covariance", dense_route)
+    fast = BradleyTerry(counts).fit("mle", ci=ci)
+    np.testing.assert_allclose(fast.score, dense.score, atol=1e-11)
+    np.testing.assert_allclose(fast.cov, dense.cov, atol=1e-13, rtol=1e-9)
+    np.testing.assert_allclose(fast.lower, dense.lower, atol=1e-11)

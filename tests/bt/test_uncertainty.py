@@ -210,3 +210,28 @@ def test_bootstrap_failed_replicates_counted_and_policy_applied():
     b = np.flatnonzero(naive)[0]
     np.testing.assert_allclose(rg.params[b], fit_newton(counts.with_counts(bc[b]), "half", ridge=1e-6)[0], atol=1e-6)
     np.testing.assert_allclose(rg.params[~naive], ex.params[~naive], atol=1e-12)
+
+
+def test_resample_cells_unit_by_unit_has_the_multinomial_law(monkeypatch):
+    """Sparsely filled integer cells (a large tournament's pair cells) are resampled unit by unit: the
+    totals are kept, zero cells stay empty, and the moments of 20,000 draws are the multinomial's,
+    E = n p and Cov = n (diag p − p pᵀ), within Monte Carlo error; densely filled cells keep NumPy's
+    multinomial stream."""
+    from bayesrank.bt import mle
+    from bayesrank.bt.mle import resample_cells
+
+    monkeypatch.setattr(mle, "UNIT_DRAWS_ABOVE", 1)
+    cells = np.array([1.0, 0, 2, 1, 0, 0, 3, 1, 0, 1, 1, 0])
+    n, reps = int(cells.sum()), 20_000
+    x = resample_cells(cells, reps, np.random.default_rng(0))
+    assert (x.sum(axis=1) == n).all() and (x[:, cells == 0] == 0).all()
+    p = cells / n
+    cov = n * (np.diag(p) - np.outer(p, p))
+    se_mean = np.sqrt(np.diag(cov) / reps)
+    assert np.all(np.abs(x.mean(axis=0) - n * p) <= 5 * se_mean + 1e-12)
+    emp = np.cov(x.T)
+    se_cov = np.sqrt((cov**2 + np.outer(np.diag(cov), np.diag(cov))) / reps)
+    assert np.abs(emp - cov).max() < 5 * se_cov.max()
+    dense = np.array([40.0, 25, 35])  # many units per cell: the multinomial itself
+    np.testing.assert_array_equal(resample_cells(dense, 7, np.random.default_rng(1)),
+                                  np.random.default_rng(1).multinomial(100, dense / 100, size=7))

@@ -65,6 +65,9 @@ def test_rank_sets_equal_with_the_compiled_loop(monkeypatch):
 def test_ahead_share_equals_numpy():
     d = np.random.default_rng(6).normal(size=(300, 90))
     d[:, 5] = d[:, 7]  # exact ties count as not ahead
+    d[:, 20:40] += 10.0 * np.arange(20)  # players whose draws do not overlap (counted without the loop)
+    d[:, 41] = d[:, 42] + 1.0  # ranges overlapping, a always ahead
+    d[:, 44] = d[:, 43].max()  # a's draws equal to the top of b's (hi(b) = lo(a)): never ahead
     ref = np.concatenate([np.count_nonzero(d[:, i:i + 1] > d[:, i + 1:], axis=0) for i in range(89)]) / 300
     np.testing.assert_array_equal(pair_kernels.ahead_share(d), ref)
 
