@@ -81,7 +81,7 @@ ACTION_ORDER = ("drop", "flip", "add", "drop-cluster", "configuration", "estimat
 CLAIM_COLUMNS = (("claim", 16), ("verdict", 10), ("why", 20), ("freq", 15), ("bayes", 9), ("overturn", 15),
                  ("significance", 15), ("settle", 14))
 # with the "to settle it" column the text columns give it room; the numbers' columns keep theirs
-SETTLE_WIDTHS = {"claim": 11, "verdict": 9, "why": 14, "bayes": 8, "settle": 13}
+SETTLE_WIDTHS = {"claim": 11, "verdict": 10, "why": 14, "bayes": 8, "settle": 12}
 SHORT_LINE = 23  # a perturbation line this short stays on one line ('flip: 198 (0.012%) ✓'); longer ones wrap
 
 
