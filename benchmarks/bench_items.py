@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from process_usage import whole_process
 from scipy.special import expit
 
 
@@ -49,18 +50,6 @@ def make_wide(path: Path, m: int, n: int, seed: int = 0) -> None:
             cells[:, 0::2] = y + ord("0")
             cells[:, -1] = ord("\n")
             f.write(b"".join(f"q{s + r},".encode() + cells[r].tobytes() for r in range(len(bb))))
-
-
-def whole_process(cmd) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS GB) of one child process (``os.wait4``: its own rusage)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    err = p.stderr.read().decode() if p.stderr else ""
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-3000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1e6
 
 
 CURVE = ([(m, 10_000) for m in (100, 500, 1000, 2000, 5000)] + [(2000, n) for n in (1000, 5000, 20_000)]

@@ -17,27 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from process_usage import whole_process
 
 SIZES = (100, 300, 1000, 2000, 3000)
-
-
-def whole_process(cmd) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS GB) of one child process (``os.wait4``: its own rusage)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    err = p.stderr.read().decode() if p.stderr else ""
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-3000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1e6
 
 
 def main() -> None:
