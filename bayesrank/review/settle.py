@@ -96,7 +96,7 @@ def items_to_settle(claim, scores: np.ndarray, pairs, level: float, seed: int = 
     the models the review scored, ``pairs`` the claim's contrasts (a, b) as rows of it; the test is
     exact McNemar for 0/1 scores (``binary``), else the paired t, at the claim's sidedness; the
     intersection–union over contrasts."""
-    from bayesrank.review.verdict import ONE_SIDED
+    from bayesrank.review.verdict import ONE_SIDED, critical_z
 
     if claim.kind not in ("pair", "top1", "topk") or pairs is None:
         return not_settleable("the order claim's test is a bound over every pair: no contrast to plan items for")
@@ -111,12 +111,10 @@ def items_to_settle(claim, scores: np.ndarray, pairs, level: float, seed: int = 
     alpha = 1 - level
     one = claim.sided == ONE_SIDED
     # contrasts already certain (t − z ≥ 7 on the items in hand; t only grows with more items) are left out
-    from statistics import NormalDist
-
     se = d.std(axis=1, ddof=1) / np.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, d.mean(axis=1) / np.where(se > 0, se, 1.0), np.inf)
-    z = NormalDist().inv_cdf(level if one else 0.5 + level / 2)
+    z = critical_z(level, claim.sided)
     live = t - z < CERTAIN
     if not live.any():
         live[int(np.argmin(t))] = True
