@@ -226,7 +226,7 @@ def posterior_mode(st: RaschStats, prior=PRIOR, x0=None, max_iter: int = 100) ->
         t = 1.0
         while True:
             xn = x + t * step
-            lpn = log_posterior(xn, st, prior)
+            lpn = _trial_log_posterior(xn, st, prior)
             # below rounding of the log posterior the full Newton step is taken (quadratic convergence)
             if np.isfinite(lpn) and (lpn >= lp + 1e-4 * t * slope or 0.5 * slope < 1e-11 * (1.0 + abs(lp))):
                 break
@@ -239,6 +239,18 @@ def posterior_mode(st: RaschStats, prior=PRIOR, x0=None, max_iter: int = 100) ->
         x = xn
         lp, g, h = log_posterior(x, st, prior, hess=True)
     return x, h, {"nit": it, "decrement": dec, "message": status}
+
+
+def _trial_log_posterior(x, st: RaschStats, prior) -> float:
+    """The log posterior at a line-search trial point, −∞ where it is not representable (a Newton
+    step far into a flat direction can put log σ where e^{log σ} or σ² overflows): the step is then
+    halved like any other step that does not increase the log posterior."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            lp = float(log_posterior(x, st, prior))
+        except OverflowError:
+            return -np.inf
+    return lp if np.isfinite(lp) else -np.inf
 
 
 def _cho_solve(chol: np.ndarray, b: np.ndarray) -> np.ndarray:
