@@ -47,3 +47,14 @@ def test_runtime_and_test_locks_pin_the_same_versions():
     runtime, test = _pins("runtime.lock"), _pins("test.lock")
     assert set(runtime) <= set(test)
     assert {n: v for n, v in runtime.items() if test[n] != v} == {}
+
+
+def test_tools_lock_pins_what_tools_in_names():
+    """requirements/tools.lock (the uv that ./dev installs the environment with) pins every tool of
+    requirements/tools.in, with hashes, at a version its specifier allows, and nothing else."""
+    wanted = [Requirement(line) for line in (REPO / "requirements" / "tools.in").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    pins = _pins("tools.lock")
+    assert set(pins) == {canonicalize_name(r.name) for r in wanted}
+    for req in wanted:
+        assert req.specifier.contains(pins[canonicalize_name(req.name)]), (req, pins)
