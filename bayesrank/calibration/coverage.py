@@ -75,8 +75,10 @@ def population_functional(estimator: str, c: np.ndarray, p: np.ndarray) -> float
 
 
 class _ReusedModel:
-    """The paired model compiled by nutpie once per data shape (rows, segments); each replication
-    swaps the data of a compiled model of its shape."""
+    """The paired model compiled by nutpie once per number of items and segments: the data are
+    padded with empty rows to one row per item (the most distinct confidence pairs a replication can
+    have; empty rows leave the posterior unchanged), and each replication swaps the data of the
+    compiled model of its shape."""
 
     def __init__(self, n_knots):
         self.compiled = {}
@@ -87,10 +89,11 @@ class _ReusedModel:
 
         from .posterior import GapPosterior, build_paired_model, layout_data
 
-        data, parsed, lay = layout_data(cells, self.n_knots)
-        shape = (lay.trials.size, lay.widths.size)
+        rows = sum(len(c[2]) for c in cells.values())
+        data, parsed, lay = layout_data(cells, self.n_knots, pad_rows=rows)
+        shape = (rows, lay.widths.size)
         if shape not in self.compiled:
-            model, _, _ = build_paired_model(cells, n_knots=self.n_knots, data_containers=True)
+            model, _, _ = build_paired_model(cells, n_knots=self.n_knots, data_containers=True, pad_rows=rows)
             self.compiled[shape] = nutpie.compile_pymc_model(model)
         trace = nutpie.sample(self.compiled[shape].with_data(**data), draws=draws, tune=tune, chains=2, cores=1, seed=seed,
                               progress_bar=False, adaptation="low_rank")

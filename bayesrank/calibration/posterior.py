@@ -149,6 +149,23 @@ def _layout(cells: list[PairedCell]) -> _Layout:
                    seg_curve, np.concatenate([p[4] for p in parts]), np.concatenate([p[5] for p in parts]), item_row)
 
 
+def _padded(lay: _Layout, rows: int | None) -> _Layout:
+    """``lay`` with rows appended up to ``rows``, each with zero trials and zero successes (cell 0, the
+    zero-width pad segment): a Binomial(0, p) row adds exactly 0 to the log density and its
+    gradient, so the posterior is unchanged while the data keep one shape across simulations."""
+    if rows is None:
+        return lay
+    k = rows - lay.trials.size
+    if k < 0:
+        raise ValueError(f"cannot pad {lay.trials.size} rows to {rows}")
+    pad = lay.widths.size
+    two = np.full((2, k), pad)
+    return _Layout(np.concatenate([lay.cell, np.zeros(k, lay.cell.dtype)]), np.concatenate([lay.g, two], axis=1),
+                   np.concatenate([lay.s0, two], axis=1), np.concatenate([lay.dx, np.zeros((2, k))], axis=1),
+                   lay.widths, lay.seg_curve, np.concatenate([lay.trials, np.zeros(k)]),
+                   np.concatenate([lay.successes, np.zeros(k)]), lay.item_row)
+
+
 def _eta(alpha, slope, lay: _Layout, xp=np):
     """Linear predictor of every row for ``alpha`` (cells) and ``slope`` (segments); numpy draws
     (leading sample axis) or pytensor tensors (``xp=None``)."""
@@ -183,12 +200,15 @@ def _parse_cells(cells: dict[str, tuple], n_knots: int) -> list[PairedCell]:
     return parsed
 
 
-def build_paired_model(cells: dict[str, tuple], n_knots: int = 6, data_containers: bool = False):
-    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, cells, layout)."""
+def build_paired_model(cells: dict[str, tuple], n_knots: int = 6, data_containers: bool = False,
+                       pad_rows: int | None = None):
+    """PyMC model for ``cells = {name: (verbal, token, correct)}``; returns (model, cells, layout).
+    ``pad_rows``: the data padded to this many rows with empty ones (:func:`_padded`; the same
+    posterior), so that simulations whose data have fewer distinct rows reuse one compiled model."""
     import pymc as pm
 
     parsed = _parse_cells(cells, n_knots)
-    lay = _layout(parsed)
+    lay = _padded(_layout(parsed), pad_rows)
     alpha_mu = np.array([(c.knots["verbal"][0] + c.knots["token"][0]) / 2 for c in parsed])
     n_seg = lay.widths.size
     coords = {"cell": [c.name for c in parsed], "segment": [f"{c}|{s}|{k}" for k, (c, s) in enumerate(lay.seg_curve)],
@@ -218,13 +238,16 @@ def build_paired_model(cells: dict[str, tuple], n_knots: int = 6, data_container
 _DATA_FIELDS = ("cell", "g", "s0", "dx", "widths")
 
 
-def layout_data(cells: dict[str, tuple], n_knots: int = 6) -> tuple[dict, list[PairedCell], _Layout]:
-    """The data-container values of :func:`build_paired_model` (``data_containers=True``) for new
-    cells of the same shapes, for ``nutpie``'s ``with_data``."""
+def layout_data(cells: dict[str, tuple], n_knots: int = 6,
+                pad_rows: int | None = None) -> tuple[dict, list[PairedCell], _Layout]:
+    """The data-container values of :func:`build_paired_model` (``data_containers=True``, the same
+    ``pad_rows``) for new cells of the same shapes, for ``nutpie``'s ``with_data``; the layout
+    returned is the unpadded one."""
     parsed = _parse_cells(cells, n_knots)
     lay = _layout(parsed)
-    data = {f"layout_{k}": getattr(lay, k) for k in _DATA_FIELDS}
-    data.update(layout_trials=lay.trials, layout_successes=lay.successes, slope_scale=slope_scale(lay.widths),
+    padded = _padded(lay, pad_rows)
+    data = {f"layout_{k}": getattr(padded, k) for k in _DATA_FIELDS}
+    data.update(layout_trials=padded.trials, layout_successes=padded.successes, slope_scale=slope_scale(lay.widths),
                 alpha_mu=np.array([(c.knots["verbal"][0] + c.knots["token"][0]) / 2 for c in parsed]))
     return data, parsed, lay
 
