@@ -166,6 +166,37 @@ class ItemScores:
         are dropped and counted. Repeated (model, item) rows are averaged; items not scored by every
         model are dropped for all models and counted."""
         log = excluded if excluded is not None else ExclusionLog()
+        mnames, inames, vals, cl = cls.valid_rows(df, model=model, item=item, score=score, cluster=cluster,
+                                                  on_invalid=on_invalid, source=source, log=log,
+                                                  row_offset=row_offset)
+        mcodes, models = pd.factorize(mnames, sort=False)
+        icodes, items = pd.factorize(inames, sort=False)
+        lab = None
+        if cluster:
+            first = np.full(len(items), -1)
+            first[icodes[::-1]] = np.arange(len(icodes))[::-1]
+            lab = cl[first]
+            if (cl != lab[icodes]).any():
+                where = int(np.flatnonzero(cl != lab[icodes])[0])
+                it = items[icodes[where]]
+                raise InputError(f"{source}: item {it!r} has several values of cluster column {cluster!r} "
+                                 f"({sorted(set(cl[icodes == icodes[where]]))[:5]}); "
+                                 "a cluster groups items, so it must be constant within an item")
+        m_, n_ = len(models), len(items)
+        flat = mcodes * n_ + icodes
+        trials = np.bincount(flat, minlength=m_ * n_).reshape(m_, n_)
+        total = np.bincount(flat, weights=vals, minlength=m_ * n_).reshape(m_, n_)
+        return cls.from_cells(models, items, total, trials, all_binary=bool(np.isin(vals, (0.0, 1.0)).all()),
+                              clusters=lab, cluster_name=cluster, exclusions=log, n_rows=len(df), source=source,
+                              benchmark=benchmark)
+
+    @staticmethod
+    def valid_rows(df: pd.DataFrame, *, model: str = "model", item: str = "item", score: str = "score",
+                   cluster: str | None = None, on_invalid: str = "raise", source: str = "<frame>",
+                   log: ExclusionLog, row_offset: int | None = 2):
+        """(model names, item names, scores, cluster labels or None) of the valid rows of a long table,
+        as arrays; the checks of :meth:`from_long` (bad rows raise, naming them, or are counted in
+        ``log`` with ``on_invalid="exclude"``)."""
         missing = [c for c in (model, item, score) if c not in df.columns]
         if cluster is not None and cluster not in df.columns:
             missing.append(cluster)
@@ -208,39 +239,32 @@ class ItemScores:
                 log.add(why, int(mask.sum()), line[mask][:5].tolist())
                 bad |= mask
         ok = ~bad
-        mcodes, models = pd.factorize(names["model"][ok], sort=False)
-        icodes, items = pd.factorize(names["item"][ok], sort=False)
-        vals = values[ok].to_numpy(dtype=float)
-        if cluster:
-            cl = raw["cluster"][ok].astype(str).to_numpy()
-            first = np.full(len(items), -1)
-            first[icodes[::-1]] = np.arange(len(icodes))[::-1]
-            lab = cl[first]
-            if (cl != lab[icodes]).any():
-                where = int(np.flatnonzero(cl != lab[icodes])[0])
-                it = items[icodes[where]]
-                raise InputError(f"{source}: item {it!r} has several values of cluster column {cluster!r} "
-                                 f"({sorted(set(cl[icodes == icodes[where]]))[:5]}); "
-                                 "a cluster groups items, so it must be constant within an item")
-        m_, n_ = len(models), len(items)
-        flat = mcodes * n_ + icodes
-        trials = np.bincount(flat, minlength=m_ * n_).reshape(m_, n_)
-        total = np.bincount(flat, weights=vals, minlength=m_ * n_).reshape(m_, n_)
+        return (names["model"][ok].to_numpy(dtype=object), names["item"][ok].to_numpy(dtype=object),
+                values[ok].to_numpy(dtype=float), raw["cluster"][ok].astype(str).to_numpy() if cluster else None)
+
+    @classmethod
+    def from_cells(cls, models, items, total: np.ndarray, trials: np.ndarray, *, all_binary: bool,
+                   clusters: np.ndarray | None = None, cluster_name: str | None = None,
+                   exclusions: ExclusionLog | None = None, n_rows: int = 0, source: str = "<frame>",
+                   benchmark: str | None = None) -> ItemScores:
+        """The matrix from per-cell sums: ``total`` (M, N) the sum of each cell's scores, ``trials`` (M, N)
+        how many (0 where a model has no score for an item); the score of a cell is their mean. Items
+        not scored by every model are dropped for all models and counted; ``all_binary``: every score
+        summed was 0 or 1 (then ``successes`` = ``total``)."""
+        log = exclusions if exclusions is not None else ExclusionLog()
         with np.errstate(invalid="ignore", divide="ignore"):
             scores = np.where(trials > 0, total / np.maximum(trials, 1), np.nan)
-        all_binary = bool(np.isin(vals, (0.0, 1.0)).all())
         complete = (trials > 0).all(axis=0)
+        items = np.asarray(items)
         if not complete.all():
             rows_lost = int(trials[:, ~complete].sum())
             log.add(MISSING_ITEM, rows_lost, [str(x) for x in items[~complete][:5]])
         keep = np.flatnonzero(complete)
-        items = np.asarray(items)
-        clusters = lab[keep] if cluster else None
         return cls(models=np.asarray(models, dtype=object), items=np.asarray(items[keep], dtype=object),
                    scores=scores[:, keep], trials=trials[:, keep],
                    successes=np.rint(total[:, keep]).astype(np.int64) if all_binary else None,
-                   clusters=clusters, cluster_name=cluster, exclusions=log, n_rows=n_rows, source=source,
-                   benchmark=benchmark)
+                   clusters=None if clusters is None else clusters[keep], cluster_name=cluster_name, exclusions=log,
+                   n_rows=n_rows, source=source, benchmark=benchmark)
 
     @classmethod
     def from_wide(cls, df: pd.DataFrame, *, item: str | None = None, cluster: str | None = None,

@@ -176,10 +176,15 @@ def read_items(data, *, format: str = "auto", model: str = "model", item: str = 
         data_ = ItemScores.from_wide(read_table(path), cluster=cluster, on_invalid=on_invalid, source=source,
                                      benchmark=benchmark, row_offset=None if in_memory else 2)
     else:
-        rows, bench, notes = {"inspect": _inspect, "lm-eval": _lm_eval, "helm": _helm, "eee": _eee,
-                              "swe-bench": _swe_bench}[fmt](path, benchmark=benchmark, metric=metric)
-        data_ = ItemScores.from_long(rows, on_invalid=on_invalid, source=str(path), benchmark=bench,
-                                     cluster=cluster if cluster in rows.columns else None, row_offset=1)
+        if fmt in ("inspect", "lm-eval"):  # streamed: each log reduced to its cells as it is read
+            acc, bench, notes = (_inspect if fmt == "inspect" else _lm_eval)(path, benchmark=benchmark, metric=metric,
+                                                                             on_invalid=on_invalid)
+            data_ = acc.scores(source=str(path), benchmark=bench)
+        else:
+            rows, bench, notes = {"helm": _helm, "eee": _eee, "swe-bench": _swe_bench}[fmt](
+                path, benchmark=benchmark, metric=metric)
+            data_ = ItemScores.from_long(rows, on_invalid=on_invalid, source=str(path), benchmark=bench,
+                                         cluster=cluster if cluster in rows.columns else None, row_offset=1)
     if data_.repeated:
         r = data_.trials
         notes.append(f"repeated measures: {int((r > 1).sum()):,} model × item cells hold several scores "
@@ -206,12 +211,49 @@ def _one_benchmark(rows: pd.DataFrame, benchmark: str | None, path: Path, column
     return rows, (found[0] if found else None)
 
 
-def _inspect(path: Path, benchmark=None, metric=None):
-    """A folder (or one file) of Inspect logs: one model per log; epochs are repeats of a sample."""
+def _benchmark_keys(keys, benchmark: str | None, path: Path) -> tuple[list, str | None]:
+    """(keys, benchmark) of the chosen benchmark among the ``keys`` found (None: rows naming none):
+    the one asked for, or the only one found together with the rows that name none."""
+    found = sorted(str(k) for k in keys if k is not None)
+    if benchmark is not None:
+        if benchmark not in found:
+            raise InputError(f"{path}: no results for benchmark {benchmark!r}; benchmarks: {found}")
+        return [benchmark], benchmark
+    if len(found) > 1:
+        raise InputError(f"{path}: results of several benchmarks {found[:10]}; choose one with --benchmarks NAME")
+    return sorted(keys, key=lambda k: (k is None, str(k))), (found[0] if found else None)
+
+
+def _groups(rows: pd.DataFrame, by: list[str]):
+    """``rows.groupby(by)`` in order of appearance (missing keys kept), the whole frame at once when
+    every key is constant (the usual log: one task, one filter)."""
+    if all(rows[c].nunique(dropna=False) <= 1 for c in by):
+        yield tuple(rows[c].iloc[0] if len(rows) else None for c in by), rows
+        return
+    yield from rows.groupby(by, dropna=False, sort=False)
+
+
+def _merged(accs):
+    from bayesrank.items.accumulate import CellAccumulator
+
+    out = CellAccumulator()
+    for acc in accs:
+        out.merge(acc)
+    return out
+
+
+def _inspect(path: Path, benchmark=None, metric=None, on_invalid: str = "raise"):
+    """A folder (or one file) of Inspect logs: one model per log; epochs are repeats of a sample. Each
+    log is reduced to its (model, sample) cells as it is read (bayesrank.items.accumulate), so a
+    folder of thousands of logs never holds every sample."""
     from bayesrank.data.harness import read_inspect_log
+    from bayesrank.items.accumulate import CellAccumulator
 
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json"))
-    frames = []
+    accs: dict = {}
+    logs_of: dict = {}
+    scorers: set = set()
+    n_logs = 0
     for f in files:
         if f.suffix == ".json":
             try:
@@ -220,42 +262,59 @@ def _inspect(path: Path, benchmark=None, metric=None):
                 continue
             if not (isinstance(head, dict) and "eval" in head):
                 continue
-        frames.append(read_inspect_log(f, items=True, scorer=metric))
-    if not frames:
+        rows = read_inspect_log(f, items=True, scorer=metric)
+        rows.index = np.arange(1, len(rows) + 1)  # errors name the sample's place in its log
+        n_logs += 1
+        scorers.update(rows["metric"].unique())
+        for (bench,), part in _groups(rows, ["benchmark"]):
+            key = None if pd.isna(bench) else str(bench)
+            accs.setdefault(key, CellAccumulator()).add(part, item="sample_id", score="correct", source=str(f),
+                                                        row_offset=None, on_invalid=on_invalid)
+            for m in part["model"].dropna().unique():
+                logs_of.setdefault((key, m), set()).add(str(f))
+    if not n_logs:
         raise InputError(f"{path}: no Inspect logs (.eval or JSON) found")
-    rows = pd.concat(frames, ignore_index=True)
-    scorers = sorted(rows["metric"].unique())
     if len(scorers) > 1:
-        raise InputError(f"{path}: the logs hold several scorers {scorers}; choose one with --metric NAME")
-    rows, bench = _one_benchmark(rows, benchmark, path)
-    per_model = rows.groupby("model")["source_file"].nunique()
-    notes = [f"Inspect logs: {len(frames)} log(s), {rows['model'].nunique()} model(s), task {bench!r}, scorer "
-             f"{scorers[0]!r}; samples matched across logs by id"]
-    if (per_model > 1).any():
-        notes.append(f"several logs for model(s) {sorted(per_model[per_model > 1].index)[:5]}: their samples are "
+        raise InputError(f"{path}: the logs hold several scorers {sorted(scorers)}; choose one with --metric NAME")
+    keys, bench = _benchmark_keys(list(accs), benchmark, path)
+    acc = _merged(accs[k] for k in keys)
+    several = sorted(m for (k, m), fs in logs_of.items() if k in keys and len(fs) > 1)
+    notes = [f"Inspect logs: {n_logs} log(s), {len(acc.models)} model(s), task {bench!r}, scorer "
+             f"{sorted(scorers)[0]!r}; samples matched across logs by id"]
+    if several:
+        notes.append(f"several logs for model(s) {sorted(set(several))[:5]}: their samples are "
                      "pooled (repeats of a sample are averaged)")
-    out = rows[["model", "sample_id", "correct"]].rename(columns={"sample_id": "item", "correct": "score"})
-    return out, bench, notes
+    return acc, bench, notes
 
 
-def _lm_eval(path: Path, benchmark=None, metric=None):
+def _lm_eval(path: Path, benchmark=None, metric=None, on_invalid: str = "raise"):
     """lm-eval's --output_path layout: <path>/<model>/samples_<task>_<date>.jsonl (or samples files
-    directly in <path>, the model then named by the file's results_*.json or the folder)."""
+    directly in <path>, the model then named by the file's results_*.json or the folder). Each file is
+    reduced to its (model, item) cells as it is read, one accumulator per (task, filter)."""
     from bayesrank.data.harness import read_lm_eval_samples
+    from bayesrank.items.accumulate import CellAccumulator
 
     files = sorted(path.rglob("samples_*.jsonl"))
-    frames = []
+    accs: dict = {}
+    metric_of: dict = {}
     for f in files:
-        model = _lm_eval_model(f)
-        frames.append(read_lm_eval_samples(f, metric=metric, model=model))
-    rows = pd.concat(frames, ignore_index=True)
-    rows, bench = _one_benchmark(rows, benchmark, path)
-    filters = sorted(map(str, rows["filter"].unique()))
-    if len(filters) > 1:
-        rows = rows[rows["filter"] == filters[0]]
-    notes = [f"lm-eval samples: {len(files)} file(s), {rows['model'].nunique()} model(s), task {bench!r}, metric "
-             f"{rows['metric'].iloc[0]!r}" + (f", filter {filters[0]!r} of {filters}" if len(filters) > 1 else "")]
-    return rows[["model", "item", "correct"]].rename(columns={"correct": "score"}), bench, notes
+        rows = read_lm_eval_samples(f, metric=metric, model=_lm_eval_model(f))
+        rows.index = np.arange(1, len(rows) + 1)  # errors name the sample's place in its file
+        for (bench, flt), part in _groups(rows, ["benchmark", "filter"]):
+            key = None if pd.isna(bench) else str(bench)
+            accs.setdefault(key, {}).setdefault(str(flt), CellAccumulator()).add(part, score="correct",
+                                                                                 source=str(f), row_offset=None,
+                                                                                 on_invalid=on_invalid)
+            metric_of.setdefault((key, str(flt)), str(part["metric"].iloc[0]))
+    if not files:
+        raise InputError(f"{path}: no lm-eval samples_*.jsonl files found")
+    keys, bench = _benchmark_keys(list(accs), benchmark, path)
+    filters = sorted({flt for k in keys for flt in accs[k]})
+    acc = _merged(accs[k][filters[0]] for k in keys if filters[0] in accs[k])
+    met = next(metric_of[(k, filters[0])] for k in keys if (k, filters[0]) in metric_of)
+    notes = [f"lm-eval samples: {len(files)} file(s), {len(acc.models)} model(s), task {bench!r}, metric "
+             f"{met!r}" + (f", filter {filters[0]!r} of {filters}" if len(filters) > 1 else "")]
+    return acc, bench, notes
 
 
 def _lm_eval_model(f: Path) -> str:
