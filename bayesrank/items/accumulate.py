@@ -47,7 +47,8 @@ def reduce_rows(df: pd.DataFrame, *, model: str = "model", item: str = "item", s
                                                     source=source, log=log, row_offset=row_offset)
     mcodes, models = pd.factorize(mnames, sort=False)
     icodes, items = pd.factorize(inames, sort=False)
-    key = mcodes.astype(np.int64) * max(len(items), 1) + icodes
+    width = max(len(items), 1)
+    key = mcodes.astype(np.int64) * width + icodes
     cell, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # cells in order of first appearance
     rank = np.empty_like(order)
@@ -55,7 +56,7 @@ def reduce_rows(df: pd.DataFrame, *, model: str = "model", item: str = "item", s
     inverse = rank[inverse.ravel()]
     cell = cell[order]
     return Cells(np.asarray(models, dtype=object), np.asarray(items, dtype=object),
-                 (cell // max(len(items), 1)).astype(np.int32), (cell % max(len(items), 1)).astype(np.int32),
+                 (cell // width).astype(np.int32), (cell % width).astype(np.int32),
                  np.bincount(inverse, weights=vals, minlength=len(cell)),
                  np.bincount(inverse, minlength=len(cell)).astype(np.int32),
                  bool(np.isin(vals, (0.0, 1.0)).all()), len(df), log)

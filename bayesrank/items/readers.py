@@ -201,14 +201,10 @@ def _long(df, model, item, score, cluster, on_invalid, source, benchmark, row_of
 
 
 def _one_benchmark(rows: pd.DataFrame, benchmark: str | None, path: Path, column: str = "benchmark"):
-    found = sorted(map(str, rows[column].dropna().unique()))
-    if benchmark is not None:
-        if benchmark not in found:
-            raise InputError(f"{path}: no results for benchmark {benchmark!r}; benchmarks: {found}")
-        return rows[rows[column] == benchmark], benchmark
-    if len(found) > 1:
-        raise InputError(f"{path}: results of several benchmarks {found[:10]}; choose one with --benchmarks NAME")
-    return rows, (found[0] if found else None)
+    """(rows, benchmark): the rows of the benchmark chosen by :func:`_benchmark_keys` among ``column``'s."""
+    found = [None if pd.isna(v) else str(v) for v in rows[column].unique()]
+    _, bench = _benchmark_keys(found, benchmark, path)
+    return (rows[rows[column] == benchmark] if benchmark is not None else rows), bench
 
 
 def _benchmark_keys(keys, benchmark: str | None, path: Path) -> tuple[list, str | None]:
@@ -278,11 +274,11 @@ def _inspect(path: Path, benchmark=None, metric=None, on_invalid: str = "raise")
         raise InputError(f"{path}: the logs hold several scorers {sorted(scorers)}; choose one with --metric NAME")
     keys, bench = _benchmark_keys(list(accs), benchmark, path)
     acc = _merged(accs[k] for k in keys)
-    several = sorted(m for (k, m), fs in logs_of.items() if k in keys and len(fs) > 1)
+    several = sorted({m for (k, m), fs in logs_of.items() if k in keys and len(fs) > 1})
     notes = [f"Inspect logs: {n_logs} log(s), {len(acc.models)} model(s), task {bench!r}, scorer "
              f"{sorted(scorers)[0]!r}; samples matched across logs by id"]
     if several:
-        notes.append(f"several logs for model(s) {sorted(set(several))[:5]}: their samples are "
+        notes.append(f"several logs for model(s) {several[:5]}: their samples are "
                      "pooled (repeats of a sample are averaged)")
     return acc, bench, notes
 
@@ -295,6 +291,8 @@ def _lm_eval(path: Path, benchmark=None, metric=None, on_invalid: str = "raise")
     from bayesrank.items.accumulate import CellAccumulator
 
     files = sorted(path.rglob("samples_*.jsonl"))
+    if not files:
+        raise InputError(f"{path}: no lm-eval samples_*.jsonl files found")
     accs: dict = {}
     metric_of: dict = {}
     for f in files:
@@ -306,8 +304,6 @@ def _lm_eval(path: Path, benchmark=None, metric=None, on_invalid: str = "raise")
                                                                                  source=str(f), row_offset=None,
                                                                                  on_invalid=on_invalid)
             metric_of.setdefault((key, str(flt)), str(part["metric"].iloc[0]))
-    if not files:
-        raise InputError(f"{path}: no lm-eval samples_*.jsonl files found")
     keys, bench = _benchmark_keys(list(accs), benchmark, path)
     filters = sorted({flt for k in keys for flt in accs[k]})
     acc = _merged(accs[k][filters[0]] for k in keys if filters[0] in accs[k])

@@ -134,7 +134,7 @@ def test_a_folder_of_inspect_logs_of_two_tasks_streams_the_one_chosen(tmp_path):
 
 
 def test_dask_partitions_are_reduced_where_they_live():
-    dd = pytest.importorskip("dask.dataframe")
+    import dask.dataframe as dd
     df = _rows(seed=4, binary=False)
     _same(aggregate_items_dask(dd.from_pandas(df, npartitions=5, sort=False)), ItemScores.from_long(df))
     df.loc[17, "score"] = -0.1
