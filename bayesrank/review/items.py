@@ -86,10 +86,18 @@ def items_rule(level: float, fragile_below: float) -> str:
             f"informing its binding contrast, the inverse Simpson index of their shares of its paired variance (≈ the "
             f"discordant items for 0/1 scores). The smallest overturning re-grades and drops are exact minima (a sort "
             f"of the per-item contributions), each verified by recomputing the scores, so the whole range is searched. "
-            f"not converged: the NUTS posterior failed its convergence checks, also after a re-run with more tuning. "
+            f"not converged: the NUTS posterior failed its convergence checks, also after a re-run with more tuning "
+            f"(above {_nuts_max_models():,} models, where NUTS is not run: the Laplace approximation failed its PSIS "
+            f"check). "
             f"fragile: "
             f"supported, but such a perturbation exists. unsupported: the frequentist or the Bayesian answer does "
             f"not support it.")
+
+
+def _nuts_max_models() -> int:
+    from bayesrank.items.irt import NUTS_MAX_MODELS
+
+    return NUTS_MAX_MODELS
 
 
 def _not_audited(reason: str) -> dict:
@@ -289,6 +297,9 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
         laplace = irt.fit_laplace(stats, seed=seed)
     if fast:
         bayes = laplace
+    elif not twopl and data.n_models > irt.NUTS_MAX_MODELS:
+        say(f"item-response model: Laplace with a PSIS check (NUTS is not run above {irt.NUTS_MAX_MODELS:,} models)")
+        bayes = irt.fit_laplace_psis(stats, seed=seed, laplace=laplace)
     else:
         from bayesrank.review.fits import RETRY_TARGET_ACCEPT, RETRY_TUNE_FACTOR
 
@@ -353,6 +364,12 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
         text = [f"Rasch model logit P(m solves i) = θ_m − b_i, b_i ~ N(μ, σ), item difficulties integrated out "
                 f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "
                 f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}."]
+        if "psis" in (bayes.extra or {}):
+            text.append(f"NUTS is not run above {irt.NUTS_MAX_MODELS:,} models (it would take more than 10 minutes "
+                        f"here: docs/scale.md); the Laplace approximation stands in, corrected by Pareto-smoothed "
+                        f"importance sampling and checked by it: {bayes.extra['psis'].line()}"
+                        " (the draws are resampled with the PSIS weights; above the threshold the Laplace answer is "
+                        "not trusted and the review is not converged).")
     model_data = {"model": "2pl" if twopl else "rasch", "twopl": bool(twopl), "method": bayes.method,
                   "diagnostics": bayes.diagnostics.to_dict(),
                   "mu_mean": float(np.mean(bayes.mu)), "sigma_mean": float(np.mean(bayes.sigma))}
@@ -367,7 +384,10 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                     f"χ² posterior predictive p = {ppc['p_value_chi2']:.3g}.")
         model_data["ppc"] = ppc
     loo = (bayes.extra or {}).get("loo")
-    if not fast and not loo:
+    if not fast and not loo and "psis" in (bayes.extra or {}):
+        text.append("PSIS-LOO not computed for the Laplace + PSIS fit (its resampled draws repeat); "
+                    "bayesrank.items.irt.loo_items computes it from NUTS draws.")
+    elif not fast and not loo:
         text.append(f"PSIS-LOO not computed: {data.n_items:,} items is above {irt.LOO_MAX_ITEMS:,} (ArviZ's Pareto "
                     "smoothing costs ~1 ms of CPU per item); bayesrank.items.irt.loo_items computes it.")
     if loo:

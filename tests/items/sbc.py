@@ -41,13 +41,22 @@ def items(y):
                       dtype=object), y, np.ones_like(y, dtype=np.int64), successes=y.astype(np.int64))
 
 
-def sbc_ranks(n_sims=100, seed=0, m=4, n=40, draws=500, tune=300, chains=2, twopl=False, n_keep=L_DRAWS):
+def sbc_ranks(n_sims=100, seed=0, m=4, n=40, draws=500, tune=300, chains=2, twopl=False, n_keep=L_DRAWS,
+              psis=False):
     """(ranks (n_sims, m + 2) among ``n_keep`` thinned draws, divergences, simulations whose fit failed
-    its convergence checks); ``twopl``: the 2PL story and fit."""
+    its convergence checks); ``twopl``: the 2PL story and fit; ``psis``: the Laplace + PSIS fit
+    (:func:`bayesrank.items.irt.fit_laplace_psis`, ``draws`` resampled draws as one chain; ties among
+    repeated draws broken at random)."""
     rng = np.random.default_rng(seed)
     ranks, divergences, not_converged = [], 0, 0
     for _ in range(n_sims):
         truth, y = simulate(rng, m, n, twopl=twopl)
+        if psis:
+            fit = irt.fit_laplace_psis(items(y), seed=int(rng.integers(2**31)), draws=draws)
+            qs = np.concatenate([fit.draws, fit.mu[:, None], fit.sigma[:, None]], axis=1)[None]
+            ranks.append(rank_of_truth(qs, truth, n_keep, rng=rng))
+            not_converged += not fit.diagnostics.converged
+            continue
         fit = irt.fit_nuts(items(y), seed=int(rng.integers(2**31)), draws=draws, tune=tune, chains=chains, loo=False,
                            twopl=twopl)
         qs = np.concatenate([fit.draws, fit.mu[:, None], fit.sigma[:, None]], axis=1).reshape(chains, draws, -1)
