@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pymc as pm
 
 from bayesrank.bt.likelihood import tie_model
+from bayesrank.compile_mode import optimizer_mode
 from bayesrank.data.rows import PairRows
 from bayesrank.outputs import stop_if_interrupted
 
@@ -211,10 +212,11 @@ def compile_flat_logp(model, cheap: bool = False):
     cost, theta = graph_replace([model.logp(), theta_expr], replace, strict=False)
     grad = pytensor.grad(cost, x)
     hess = jacobian(grad, x, vectorize=True)
-    fn = pytensor.function([x], [cost, grad, hess, theta])
+    compile_mode = optimizer_mode(model)  # no numba compilation on small data (bayesrank.compile_mode)
+    fn = pytensor.function([x], [cost, grad, hess, theta], mode=compile_mode)
     x0 = np.concatenate([np.asarray(point[n], dtype=float).ravel() for n in names])
     if cheap:
-        return fn, pytensor.function([x], [cost, theta]), names, sizes, x0
+        return fn, pytensor.function([x], [cost, theta], mode=compile_mode), names, sizes, x0
     return fn, names, sizes, x0
 
 

@@ -30,6 +30,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from bayesrank.compile_mode import optimizer_mode
 from bayesrank.hja.anchor import HJAParams, constraint_violations, sign_anchors
 from bayesrank.hja.data import JudgePairCounts
 from bayesrank.outputs import stop_if_interrupted
@@ -169,7 +170,8 @@ def compile_flat(model, h_hess: float = 1e-5, h_jac: float = 1e-6):
     (theta_expr,) = model.replace_rvs_by_values([_identified_expr(model)])
     cost, theta = graph_replace([model.logp(jacobian=False), theta_expr], dict(zip(model.value_vars, parts)),
                                 strict=False)
-    fn = pytensor.function([x], [cost, pytensor.grad(cost, x), theta], on_unused_input="ignore")
+    compile_mode = optimizer_mode(model)  # no numba compilation on small data (bayesrank.compile_mode)
+    fn = pytensor.function([x], [cost, pytensor.grad(cost, x), theta], on_unused_input="ignore", mode=compile_mode)
 
     def f(x):
         lp, g, th = fn(np.asarray(x, dtype=float))
