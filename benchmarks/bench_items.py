@@ -2,7 +2,10 @@
 process (``bayesrank review FILE --fast`` and with NUTS) beside the separate steps, in one run.
 
     python benchmarks/bench_items.py [--models 100] [--items 10000] [--no-nuts]
-    python benchmarks/bench_items.py --curve [--sizes 2000x10000,5000x20000]
+    python benchmarks/bench_items.py --curve [--sizes 2000x10000,5000x20000] [--bayes]
+
+``--bayes``: the curve of ``review --kind items`` without ``--fast`` (NUTS up to ``NUTS_MAX_MODELS``
+models, the Laplace + PSIS fit above; the method and its check are printed).
 
 Targets (issue 20): ``review --fast`` < 10 s and ``review`` with NUTS < 60 s, whole process on 2
 cores. Each row gives wall seconds and CPU seconds (user + sys; for the whole processes those of
@@ -56,9 +59,10 @@ CURVE = ([(m, 10_000) for m in (100, 500, 1000, 2000, 5000)] + [(2000, n) for n 
          + [(5000, 20_000)])
 
 
-def curve(sizes=CURVE) -> None:
+def curve(sizes=CURVE, bayes: bool = False) -> None:
     """The scaling curve of ``review FILE --kind items --fast`` on wide 0/1 tables (issue 28: 2,000 ×
-    10,000 in ≤ 60 s and ≤ 4 GB, converged; 5,000 × 20,000 within 8 GB): one process per size."""
+    10,000 in ≤ 60 s and ≤ 4 GB, converged; 5,000 × 20,000 within 8 GB): one process per size.
+    ``bayes``: without ``--fast`` (NUTS, or Laplace + PSIS above ``NUTS_MAX_MODELS`` models; ≤ 10 min)."""
     import json
 
     tmp = Path(tempfile.mkdtemp())
@@ -69,10 +73,13 @@ def curve(sizes=CURVE) -> None:
         make_wide(csv, m, n)
         load = os.getloadavg()[0]
         wall, cpu, rss = whole_process([sys.executable, "-m", "bayesrank.cli", "review", str(csv), "--kind", "items",
-                                        "--fast", "--json", str(out)])
-        conv = json.loads(out.read_text())["sections"]["items_model"]["diagnostics"]["converged"]
+                                        *([] if bayes else ["--fast"]), "--json", str(out)])
+        model = json.loads(out.read_text())["sections"]["items_model"]
+        conv = model["diagnostics"]["converged"]
+        psis = model["diagnostics"].get("extra", {}).get("psis")
+        how = f"  {model['method']}" + (f", k̂ {psis['pareto_k']:.2f}, ESS {psis['ess']:,.0f}" if psis else "") if bayes else ""
         print(f"{m:7d} {n:7d} {csv.stat().st_size / 1e6:6.0f} {wall:7.1f} {cpu:7.1f} {rss:8.2f}  {str(conv):9s} "
-              f"{load:5.1f}", flush=True)
+              f"{load:5.1f}{how}", flush=True)
         csv.unlink()
 
 
@@ -97,10 +104,11 @@ def main():
     ap.add_argument("--no-nuts", action="store_true")
     ap.add_argument("--curve", action="store_true", help="the scaling curve of review --kind items --fast (wide tables)")
     ap.add_argument("--sizes", default=None, help="with --curve: MxN,MxN,... (default: the curve of docs/scale.md)")
+    ap.add_argument("--bayes", action="store_true", help="with --curve: review without --fast (NUTS or Laplace + PSIS)")
     a = ap.parse_args()
     if a.curve:
         sizes = CURVE if a.sizes is None else [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
-        return curve(sizes)
+        return curve(sizes, bayes=a.bayes)
     tmp = Path(tempfile.mkdtemp())
     csv = tmp / "items.csv"
     make(csv, a.models, a.items)

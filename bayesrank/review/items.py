@@ -365,8 +365,8 @@ def review_items(path, *, claims, level: float, fragile_below: float, fast: bool
                 f"(collapsed likelihood over {len(stats.group_count)} item groups); {bayes.method}: "
                 f"{bayes.diagnostics.line()}. μ = {np.mean(bayes.mu):.3g}, σ = {np.mean(bayes.sigma):.3g}."]
         if "psis" in (bayes.extra or {}):
-            text.append(f"NUTS is not run above {irt.NUTS_MAX_MODELS:,} models (it would take more than 10 minutes "
-                        f"here: docs/scale.md); the Laplace approximation stands in, corrected by Pareto-smoothed "
+            text.append(f"NUTS is not run above {irt.NUTS_MAX_MODELS:,} models (at 2,000 models × 10,000 items it "
+                        f"did not finish in 15 minutes: docs/scale.md); the Laplace approximation stands in, corrected by Pareto-smoothed "
                         f"importance sampling and checked by it: {bayes.extra['psis'].line()}"
                         " (the draws are resampled with the PSIS weights; above the threshold the Laplace answer is "
                         "not trusted and the review is not converged).")

@@ -6,7 +6,6 @@ posterior is caught by k̂; a review above the limit runs it and says so."""
 import json
 
 import numpy as np
-import pytest
 
 from bayesrank.items import irt
 from bayesrank.items.data import ItemScores

@@ -6,9 +6,8 @@ broken at random), chi-square and dispersion tests with Bonferroni at family-wis
 Every simulation counts, also those whose k̂ exceeds the threshold (the review reports those as not
 converged; leaving them out would select on the data). Small benchmarks are the hard case for a
 Gaussian approximation (a skewed σ, few items per model): in the recorded runs 27% (4 × 40) and 13%
-(10 × 200) of the simulations had k̂ above 0.7, against none at the sizes the review uses it for."""
+(10 × 200) of the simulations had k̂ above 0.7."""
 
-import pytest
 
 from bayesrank.sbc import power, uniformity
 from tests.tiers import record, tiers
