@@ -341,20 +341,19 @@ def fit_laplace_psis(data_or_stats, *, seed: int = 0, draws: int = PSIS_DRAWS, p
     stand-in for NUTS where NUTS is too slow (:data:`NUTS_MAX_MODELS`)."""
     import dataclasses
 
-    from bayesrank.stats.laplace_psis import gaussian_draws, importance_check, resample
+    from bayesrank.stats.laplace_psis import laplace_psis
 
     st = _stats(data_or_stats)
     m = len(st.players)
     laplace = fit_laplace(st, seed=seed, prior=prior) if laplace is None else laplace
-    x_mode, cov = laplace.extra["x_mode"], laplace.extra["cov"]
-    rng = np.random.default_rng(seed)
-    xs, log_q = gaussian_draws(x_mode, cov, draws, rng)
-    grid = nuts_grid(st, laplace)
-    top = float(np.exp(xs[:, m].max()))
-    if top > grid.sigma_max:
-        grid = st if top <= st.sigma_max else st.regrid(2 * top)
-    lw, check = importance_check(log_posterior_draws(xs, grid, prior) - log_q)
-    kept = xs[resample(lw, draws, rng)]
+    grids = []
+
+    def log_density(xs):
+        grids.append(covering_grid(st, nuts_grid(st, laplace), float(np.exp(xs[:, m].max()))))
+        return log_posterior_draws(xs, grids[-1], prior)
+
+    kept, _, check = laplace_psis(log_density, laplace.extra["x_mode"], laplace.extra["cov"], n_draws=draws, seed=seed)
+    grid = grids[-1]
     base = laplace.diagnostics
     msgs = tuple(base.messages) + (() if check.ok else (f"laplace + PSIS: {check.line()}",))
     diag = dataclasses.replace(base, method="laplace + PSIS (collapsed Rasch)", converged=base.converged and check.ok,
@@ -364,6 +363,14 @@ def fit_laplace_psis(data_or_stats, *, seed: int = 0, draws: int = PSIS_DRAWS, p
     extra = {**(laplace.extra or {}), "psis": check}
     return RaschFit(st.players, zerosum(kept[:, : m - 1]), kept[:, m - 1], np.exp(kept[:, m]), "laplace + PSIS", diag,
                     mode=laplace.mode, extra=extra)
+
+
+def covering_grid(st: RaschStats, grid: RaschStats, sigma_top: float) -> RaschStats:
+    """``grid`` when it is accurate up to ``sigma_top``, else the default grid, or one accurate up to
+    2 × ``sigma_top`` when the default grid is not."""
+    if sigma_top <= grid.sigma_max:
+        return grid
+    return st if sigma_top <= st.sigma_max else st.regrid(2 * sigma_top)
 
 
 def nuts_grid(st: RaschStats, laplace: RaschFit) -> RaschStats:
@@ -422,7 +429,7 @@ def fit_nuts(data_or_stats, *, seed: int = 0, draws: int = DRAWS, tune: int = TU
         top = float(idata["posterior"]["sigma"].max())
         if top > grid.sigma_max:
             extra["regrid"] = {"sigma_max_drawn": top, "grid_sigma_max": grid.sigma_max}
-            grid = st if top <= st.sigma_max else st.regrid(2 * top)
+            grid = covering_grid(st, grid, top)
             idata = _nutpie(grid, laplace, prior, seed, draws, tune, chains, target_accept, progress)
         extra["grid"] = {"nodes": int(len(grid.x_nodes)), "sigma_max": grid.sigma_max}
         method = "nuts (nutpie, collapsed Rasch)"
