@@ -26,8 +26,8 @@ def comparison_frames(draw):
         rows.append((names[a], names[b], draw(st.sampled_from(["a", "b", "tie"])), float(draw(st.integers(1, 3)))))
     df = pd.DataFrame(rows, columns=["model_a", "model_b", "outcome", "weight"])
     ties = draw(st.sampled_from(["half", "drop", "davidson"]))
-    if ties == "davidson" and not (df["outcome"] == "tie").any():
-        ties = "half"  # Davidson needs at least one tie for a finite λ
+    if ties == "davidson" and not 0 < (df["outcome"] == "tie").sum() < len(df):
+        ties = "half"  # Davidson needs a tie and a decisive result for a finite λ (check_finite_mle)
     if ties == "drop" and (df["outcome"] != "tie").sum() == 0:
         ties = "half"
     return df, ties, draw(st.integers(0, 2**31 - 1))
