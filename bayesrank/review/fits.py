@@ -148,13 +148,15 @@ def half_win_posterior(half, *, draws: int, chains: int, seed: int, progress=Non
     if progress:
         progress("fitting: half-win posterior (Laplace + PSIS)")
     lap = laplace_twin(half, seed=seed)
+    if not lap.diagnostics.converged:
+        return nuts(laplace_psis={"why_nuts": "the Laplace approximation's mode search did not converge"})
     k = len(lap.players)
     basis = zerosum_theta(np.eye(k - 1)).T  # B (K, K−1): θ = B z, an isometry onto Σθ = 0
     dens = BTDensity(half.rows, "half", half.prior_sigma, half.tie_prior_sigma, half.beta_sigma, False)
     cov = basis.T @ lap.cov[:k, :k] @ basis
     kept, _, check = laplace_psis(lambda xs: np.array([dens.logp_grad(x)[0] for x in xs]), basis.T @ lap.score[:k],
                                   0.5 * (cov + cov.T), n_draws=chains * draws, seed=seed)
-    if not (check.ok and lap.diagnostics.converged):
+    if not check.ok:
         return nuts(laplace_psis={**check.to_dict(), "why_nuts": "the PSIS check of the Laplace approximation failed"})
     theta = zerosum_theta(kept)
     q = (1 - half.level) / 2

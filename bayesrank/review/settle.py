@@ -180,26 +180,25 @@ def _item_supported(patterns: np.ndarray, counts: np.ndarray, binary: bool, one_
     ``counts`` (sims, u, float): how often each is drawn (a bootstrap of the items is a multinomial
     over their rows)."""
     total = int(round(float(counts[0].sum())))
-    if binary:
-        pos, neg = (patterns > 0).astype(counts.dtype), (patterns < 0).astype(counts.dtype)
-        return _holds(total, None, counts @ pos, counts @ neg, binary, one_sided, alpha)
-    return _holds(total, counts @ patterns, counts @ patterns**2, None, binary, one_sided, alpha)
+    first, second = ((patterns > 0).astype(counts.dtype), (patterns < 0).astype(counts.dtype)) if binary else (
+        patterns, patterns**2)
+    return _holds(total, counts @ first, counts @ second, binary, one_sided, alpha)
 
 
-def _holds(total: int, s1, s2, s3, binary: bool, one_sided: bool, alpha: float) -> np.ndarray:
+def _holds(total: int, first, second, binary: bool, one_sided: bool, alpha: float) -> np.ndarray:
     """(sims,) every contrast's mean difference > 0 and its p-value < α on benchmarks of ``total``
-    items from their sums (sims, m): for 0/1 scores ``s2``, ``s3`` the discordant counts n10, n01
-    (exact McNemar on counts rounded to integers; :func:`bayesrank.stats.paired.mcnemar_rejects`); else ``s1``, ``s2`` the sums of d and
-    d² (the paired t)."""
+    items from two sums per contrast (sims, m): for 0/1 scores the discordant counts n10, n01 (exact
+    McNemar on counts rounded to integers, :func:`bayesrank.stats.paired.mcnemar_rejects`); else the
+    sums of d and d² (the paired t)."""
     if binary:
         from bayesrank.stats.paired import mcnemar_rejects
 
-        n10, n01 = np.rint(np.clip(s2, 0, total)), np.rint(np.clip(s3, 0, total))
+        n10, n01 = np.rint(np.clip(first, 0, total)), np.rint(np.clip(second, 0, total))
         return np.all((n10 > n01) & mcnemar_rejects(n10, n01, alpha, one_sided), axis=1)
     from scipy import stats
 
-    mean = s1 / total
-    var = np.clip((s2 - total * mean**2) / (total - 1), 0.0, None)
+    mean = first / total
+    var = np.clip((second - total * mean**2) / (total - 1), 0.0, None)
     se = np.sqrt(var / total)
     t = np.divide(mean, se, out=np.where(mean > 0, np.inf, np.where(mean < 0, -np.inf, 0.0)), where=se > 1e-15)
     p = stats.t.sf(t, total - 1) if one_sided else 2 * stats.t.sf(np.abs(t), total - 1)
@@ -226,8 +225,7 @@ def _normal_limit(patterns: np.ndarray, share: np.ndarray, binary: bool, one_sid
         if total < 2:
             return 0.0
         s = total * mean + np.sqrt(total) * a
-        return float(_holds(total, s[:, :m], s[:, :m] if binary else s[:, m:], s[:, m:], binary, one_sided,
-                            alpha).mean())
+        return float(_holds(total, s[:, :m], s[:, m:], binary, one_sided, alpha).mean())
 
     return power
 
