@@ -34,6 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Timed commands use Python's bytecode caches as a user's installed package does (an environment
+# that sets PYTHONDONTWRITEBYTECODE would make every child compile its imports again).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 BIN = [sys.executable, "-m", "bayesrank.cli"]
 EVALICA = Path(sys.executable).parent / "evalica"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -31,6 +32,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+# Timed commands use Python's bytecode caches as a user's installed package does (an environment
+# that sets PYTHONDONTWRITEBYTECODE would make every child compile its imports again).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 BIN = Path(sys.executable).parent
 
