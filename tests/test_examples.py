@@ -45,8 +45,12 @@ def test_docs_python_page_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
             exec(compile(block, "docs/python.md", "exec"), ns)
     shown = [block for lang, block in fenced if not lang]
     assert shown[0].rstrip("\n") == repr(ns["report"])
-    fit_lines = repr(ns["fit"]).splitlines()
-    quoted = [ln for ln in shown[1].rstrip("\n").splitlines() if ln.strip() != "…"]
+    # the gradient's norm at convergence is round-off (5e-15 on one machine, 6e-15 on another): below 1e-10 it is masked
+    def roundoff(s: str) -> str:
+        return re.sub(r"\|gradient\| \d\.\de-(1[1-9]|[2-9]\d)\b", "|gradient| (round-off)", s)
+
+    fit_lines = roundoff(repr(ns["fit"])).splitlines()
+    quoted = [ln for ln in roundoff(shown[1]).rstrip("\n").splitlines() if ln.strip() != "…"]
     assert quoted[:5] == fit_lines[:5] and quoted[-2:] == fit_lines[-2:]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["leaderboard.csv", "review.html", "review.json",
                                                                      "review.md"]

@@ -121,3 +121,38 @@ def test_reason_names_the_deciding_part_of_the_rule():
                 "searched_to": s} for a, s in (("drop", 1256), ("flip", 300))}
     r = reason(freq, None, none, "not searched", 0.95)
     assert r.endswith("none found by the greedy audit within 300 (1.2% of the claim's 25,102 effective comparisons)")
+
+
+def test_adjacent_pairs_tied_at_the_estimate_are_left_out_with_a_note():
+    from bayesrank.review.claims import untied_pairs
+
+    claims = default_claims(["a", "b", "c", "d"])  # top1, topk:3, b>c, c>d
+    kept, note = untied_pairs(claims, {"a": 2.0, "b": 1.0, "c": 1.0 - 1e-12, "d": 0.0}, tol=1e-9)
+    assert [c.text for c in kept] == ["top1", "topk:3", "c>d"]
+    assert note.startswith("'b' and 'c' are tied at the estimate")
+    kept, note = untied_pairs(claims, {"a": 2.0, "b": 1.0, "c": 0.5, "d": 0.0}, tol=1e-9)
+    assert kept == claims and note is None
+    named = [parse_claim("b>c", "pairwise", players=list("abcd"))]  # named by the user: kept (the audit refuses it)
+    assert untied_pairs(named, {"a": 2.0, "b": 1.0, "c": 1.0, "d": 0.0}, tol=1e-9)[0] == named
+
+
+def test_review_of_symmetric_players_answers_without_the_tied_pair(tmp_path, capsys):
+    """b and c have the same record against everyone and split their own games, so θ_b = θ_c up to
+    round-off whichever way it falls: the review answers the other claims and says so (it exited 2
+    on 'the claim does not hold' when the round-off put the tied pair in the default claims)."""
+    import pandas as pd
+
+    from bayesrank.cli import main
+
+    wins = {("a", "b"): (5, 2), ("a", "c"): (5, 2), ("a", "d"): (6, 1), ("b", "c"): (3, 3),
+            ("b", "d"): (5, 2), ("c", "d"): (5, 2)}
+    rows = [(x, y, "a" if k < w else "b") for (x, y), (w, lose) in wins.items() for k in range(w + lose)]
+    f = tmp_path / "sym.csv"
+    pd.DataFrame(rows, columns=["model_a", "model_b", "outcome"]).to_csv(f, index=False)
+    assert main(["review", str(f), "--fast", "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "tied at the estimate" in " ".join(out.split())
+    import json
+
+    texts = [c["claim"] for c in json.loads((tmp_path / "r.json").read_text())["claims"]]
+    assert "b>c" not in texts and "c>b" not in texts and "top1" in texts
