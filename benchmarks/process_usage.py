@@ -6,7 +6,6 @@ import os
 import subprocess
 import time
 
-
 # Timed commands use Python's bytecode caches as a user's installed package does (an environment
 # that sets PYTHONDONTWRITEBYTECODE would make every child compile its imports again).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -10,6 +10,7 @@ import pytest
 from bayesrank.bt.density import BTDensity, zerosum_theta
 from bayesrank.bt.pymc_model import build_bt_model
 from bayesrank.data.rows import PairRows
+from tests.reference_mode import REFERENCE_MODE
 
 
 def rows(seed, ordered=False, n_features=0, weighted=False):
@@ -35,8 +36,8 @@ def test_logp_and_gradient_equal_the_pymc_model(ties, kw):
     position = bool(kw.get("ordered"))
     model = build_bt_model(r, ties, 1.7, 0.8, position=position, beta_sigma=0.6)
     dens = BTDensity(r, ties, 1.7, 0.8, 0.6, position)
-    logp = model.compile_logp()
-    dlogp = model.compile_dlogp()
+    logp = model.compile_logp(mode=REFERENCE_MODE)  # tests/reference_mode.py
+    dlogp = model.compile_dlogp(mode=REFERENCE_MODE)
     names = [v.name for v in model.value_vars]
     point = model.initial_point()
     sizes = [int(np.asarray(point[n]).size) for n in names]
@@ -44,7 +45,7 @@ def test_logp_and_gradient_equal_the_pymc_model(ties, kw):
     import pytensor
 
     theta_expr = next(v for v in model.unobserved_value_vars if v.name == "theta")
-    theta_of = pytensor.function([model.rvs_to_values[model["theta"]]], theta_expr, on_unused_input="ignore")
+    theta_of = pytensor.function([model.rvs_to_values[model["theta"]]], theta_expr, on_unused_input="ignore", mode=REFERENCE_MODE)
     rng = np.random.default_rng(7)
     values = []
     for _ in range(5):
@@ -87,7 +88,7 @@ def test_pointwise_loglik_equals_pymc_compute_log_likelihood(ties):
         post["log_nu"] = xr.DataArray(params[None, :, 6], dims=("chain", "draw"))
     dt = az.from_dict({"posterior": {k: v.values for k, v in post.items()}},
                       dims={"theta": ["player"]}, coords={"player": [str(p) for p in r.players]})
-    ll = pm.compute_log_likelihood(dt, model=model, progressbar=False)
+    ll = pm.compute_log_likelihood(dt, model=model, progressbar=False, compile_kwargs={"mode": REFERENCE_MODE})
     name = "outcomes" if ties == "davidson" else "wins"
     ref = np.asarray(ll["log_likelihood"][name]).reshape(3, -1)
     np.testing.assert_allclose(dens.pointwise_loglik(params), ref, rtol=1e-10, atol=1e-10)

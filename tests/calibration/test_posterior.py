@@ -15,6 +15,7 @@ from bayesrank.calibration.gap import analyze
 from bayesrank.calibration.posterior import ALPHA_SD, build_paired_model
 from bayesrank.calibration.records import from_frame
 from bayesrank.protocol import validate
+from tests.reference_mode import REFERENCE_MODE
 from tests.tiers import record, tiers
 
 FULL = dict(provenance="self_generated", scored_answer="generated", readout="T1", context="bare")
@@ -37,7 +38,7 @@ def test_likelihood_equals_an_independent_item_level_design():
         cells[name] = (v, t, (rng.uniform(size=n) < 0.6).astype(float))
     cells["const"] = (np.full(50, 0.8), rng.uniform(size=50), (rng.uniform(size=50) < 0.5).astype(float))
     model, parsed, lay = build_paired_model(cells, n_knots=4)
-    logp = model.compile_logp()
+    logp = model.compile_logp(mode=REFERENCE_MODE)  # tests/reference_mode.py
 
     def independent(alpha, z):
         # slope = 1/2 + sd·z, sd = 1.5·max(w, 1)/w: the change over a segment has sd 1.5·max(w, 1)
@@ -82,7 +83,7 @@ def test_padded_model_has_the_same_log_density():
     plain, _, lay = build_paired_model(cells, n_knots=4)
     padded, _, lay_p = build_paired_model(cells, n_knots=4, data_containers=True, pad_rows=n)
     assert lay.trials.size < n and lay_p.trials.size == n and lay_p.trials[lay.trials.size:].sum() == 0
-    lp, lp_pad = plain.compile_logp(), padded.compile_logp()
+    lp, lp_pad = plain.compile_logp(mode=REFERENCE_MODE), padded.compile_logp(mode=REFERENCE_MODE)
     for _ in range(3):
         point = {"alpha": rng.normal(0, 1, 1), "slope_z": rng.normal(0, 1, lay.widths.size)}
         assert lp_pad(point) == pytest.approx(lp(point), rel=1e-12, abs=1e-9)
