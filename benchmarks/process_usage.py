@@ -10,6 +10,7 @@ import time
 # that sets PYTHONDONTWRITEBYTECODE would make every child compile its imports again).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+
 def whole_process(cmd) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS GB) of one child process (``os.wait4``: its own rusage)."""
     t = time.perf_counter()
