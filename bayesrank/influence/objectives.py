@@ -740,6 +740,11 @@ class _Variance(Objective):
     def _of(self, hinv) -> float:
         return self.value(None, hinv)
 
+    def _curvature_deltas(self, state, cand, m) -> np.ndarray:
+        """``v((H + J mC Jᵀ)⁻¹) − v(H⁻¹)`` per candidate (the Woodbury curvature term)."""
+        v0 = self._of(state.hinv)
+        return np.array([self._of(state.predicted_hinv(cand, n, m[n])) - v0 for n in range(len(cand))])
+
     def delta(self, state, cand, m=1.0, order="1sN", chunk=2048):
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
         if order in NEWTON_POINT:
@@ -751,8 +756,7 @@ class _Variance(Objective):
         if state.fast and cand.members is None:
             return self._fast_linear(state, cand, m, order, chunk)
         if cand.members is not None or state.n_local > 1:  # Woodbury curvature term + the φ-shift term −qᵀΔφ
-            v0 = self._of(state.hinv)
-            direct = np.array([self._of(state.predicted_hinv(cand, n, m[n])) - v0 for n in range(len(cand))])
+            direct = self._curvature_deltas(state, cand, m)
             q = self._third(state)
             shift = np.concatenate([state.shift(cand, m, "first" if order == "first" else "1sN",
                                                 np.arange(sl.start, sl.stop)) for sl in _chunks(len(cand), chunk)]) \
@@ -782,6 +786,11 @@ class ContrastVariance(_Variance):
     def value(self, theta, hinv):
         u = _pad(self.u, len(hinv))
         return float(u @ hinv @ u)
+
+    def _curvature_deltas(self, state, cand, m):
+        if cand.members is None:
+            return super()._curvature_deltas(state, cand, m)
+        return state.group_quadratic_change(cand, m, _pad(self.u, state.n_params))  # batched over the clusters
 
     def _quadratic(self, state, rows, hj):
         return state.x_dot(rows, state.hinv @ _pad(self.u, state.n_params)) ** 2
