@@ -338,14 +338,20 @@ def _assert_interrupted(proc, err: str, out, tmp_path) -> None:
 
 
 def _nuts_command(tmp_path, sampler: str, draws: int):
+    """The NUTS fit to interrupt; PyMC's sampler runs its log density in PyTensor's Python VM (what
+    is tested is the interruption, not the numbers: no numba compilation to wait for)."""
+    import os
     import subprocess
     import sys
 
     f = _write(tmp_path, "v.csv", _csv(_votes(n_rounds=6)))
     out = tmp_path / "fit.json"
+    env = dict(os.environ)
+    if sampler == "pymc":
+        env["PYTENSOR_FLAGS"] = ",".join(x for x in (env.get("PYTENSOR_FLAGS", ""), "mode=FAST_COMPILE") if x)
     proc = subprocess.Popen([sys.executable, "-m", "bayesrank.cli", "fit", f, "--method", "nuts", "--sampler", sampler,
                              "--draws", str(draws), "--tune", "500", "--chains", "1", "--json", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     return proc, out
 
 

@@ -27,6 +27,7 @@ def test_ppc_per_judge_flags_misfit_of_rank0_not_rank1(het_panel, nuts_fits):
 
 def test_loo_rank_selection_agrees_with_heldout_selection(het_panel, nuts_fits):
     tab = loo_compare_ranks(nuts_fits)
+    assert tab.converged.all(), tab  # the comparison is between converged posteriors
     assert tab.loc[tab.chosen, "rank"].tolist() == [1], tab
     elpd = tab.set_index("rank").elpd_loo
     assert elpd[1] > elpd[0]
