@@ -24,3 +24,21 @@ def pytest_configure(config):
         return
     mark = config.option.markexpr
     config.option.markexpr = f"({mark}) and not validation" if mark else "not validation"
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Modules with slow tests (posterior sampling, simulations) run first; the order of the modules
+    is otherwise kept and each module's tests stay together (its module-scoped fixtures are built
+    once). The two workers of ``./dev test`` take each other's pending tests when idle, so the run
+    then ends on short tests instead of one worker waiting while the other finishes a minute-long
+    simulation that happened to come last."""
+    def module(item):
+        return item.nodeid.split("::")[0]
+
+    first = {}
+    slow = set()
+    for n, item in enumerate(items):
+        first.setdefault(module(item), n)
+        if item.get_closest_marker("slow") is not None:
+            slow.add(module(item))
+    items.sort(key=lambda item: (module(item) not in slow, first[module(item)]))

@@ -21,12 +21,13 @@ from tests.tiers import record, tiers
 pytestmark = pytest.mark.slow
 
 
-@tiers(default={"sims": 20, "shift": 1.5, "narrow": 0.35}, validation={"sims": 200, "shift": 0.5, "narrow": 1 / 1.5})
+@tiers(default={"sims": 14, "shift": 2.0, "narrow": 0.28}, validation={"sims": 200, "shift": 0.5, "narrow": 1 / 1.5})
 def test_sbc_ranks_uniform_for_hja_nuts(tier):
-    """Default tier: 20 simulations catch a posterior whose centre is 1.5 posterior SDs off (power 0.95
-    per quantity) or whose SD is 0.35 of what it should be (0.92) (bayesrank.sbc.power, asserted
-    below); subtler miscalibration is the validation tier's: 200 simulations (the same first 20 and
-    180 more): power 0.97 against a 0.5-SD shift, 0.998 against an SD 1.5× too small."""
+    """Default tier: 14 simulations catch a posterior whose centre is 2 posterior SDs off (power 0.99
+    per quantity) or whose SD is 0.28 of what it should be (0.90) (bayesrank.sbc.power, asserted
+    below) — a broken sampler or density, e.g. a missing Jacobian or a wrong prior scale; subtler
+    miscalibration is the validation tier's: 200 simulations (the same first 14 and 186 more):
+    power 0.97 against a 0.5-SD shift, 0.998 against an SD 1.5× too small."""
     n = tier.sims
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -19,12 +19,12 @@ KEEP, BINS, DRAWS, CHAINS = 31, 8, 200, 2
 
 
 @pytest.mark.slow
-@tiers(default={"sims": 20, "shift": 1.5, "narrow": 0.35}, validation={"sims": 150, "shift": 0.5, "narrow": 0.7})
+@tiers(default={"sims": 14, "shift": 2.0, "narrow": 0.28}, validation={"sims": 150, "shift": 0.5, "narrow": 0.7})
 def test_sbc_twopl_three_models_ranks_uniform(tier):
-    """Default tier: 20 simulations (~45 s) catch a posterior whose centre is 1.5 posterior SDs off
-    (power 0.97) or whose SD is 0.35 of what it should be (0.93) (bayesrank.sbc.power, asserted
-    below); a subtler miscalibration is the validation tier's: 150 simulations (the same first 20
-    and 130 more): power 0.92 against a 0.5-SD shift and 0.94 against a posterior 30% too narrow."""
+    """Default tier: 14 simulations (~30 s) catch a posterior whose centre is 2 posterior SDs off
+    (power 0.99) or whose SD is 0.28 of what it should be (0.92) (bayesrank.sbc.power, asserted
+    below); a subtler miscalibration is the validation tier's: 150 simulations (the same first 14
+    and 136 more): power 0.92 against a 0.5-SD shift and 0.94 against a posterior 30% too narrow."""
     ranks, divergences, _ = sbc_ranks(n_sims=tier.sims, seed=11, m=3, n=30, draws=DRAWS, tune=DRAWS, chains=CHAINS,
                                       twopl=True, n_keep=KEEP)
     assert ranks.shape == (tier.sims, 5)
