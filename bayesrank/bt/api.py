@@ -468,19 +468,33 @@ class BradleyTerry:
             full, names = parameter_draws(dt)
         a = (1 - self.level) / 2
         lo, hi = np.quantile(full, [a, 1 - a], axis=0)
-        extra_diag, ppc_arrays = {}, None
+        extra_diag, ppc_arrays, pending = {}, None, None
         if ppc and not self.rows.unit:
-            if sampler == "density":
+            if sampler == "density" and loo:
+                # the replicates' binomial draws release the GIL: drawn in a thread while PSIS-LOO runs (its
+                # own seeded generator, so the same numbers as drawn in turn)
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = ThreadPoolExecutor(max_workers=1)
+                pending = pool.submit(density.predictive_check, dens, full, chains, seed)
+                pool.shutdown(wait=False)
+            elif sampler == "density":
                 ppc_arrays = density.predictive_check(dens, full, chains, seed=seed)
             else:
                 from bayesrank.bt.pymc_model import posterior_predictive_check
 
                 ppc_arrays = posterior_predictive_check(model, dt, self.rows, ties, seed=seed)
-            extra_diag["ppc"] = {k_: v for k_, v in ppc_arrays.items() if np.ndim(v) == 0}
+        loo_diag = None
         if sampler == "density" and loo:  # the pointwise log-likelihood is PSIS-LOO's input: only with loo
             dt = density.with_log_likelihood(dt, dens, full, chains)
         if loo:
-            extra_diag["loo"] = loo_summary(density.thinned_tree(dt) if sampler == "density" else dt)
+            loo_diag = loo_summary(density.thinned_tree(dt) if sampler == "density" else dt)
+        if pending is not None:
+            ppc_arrays = pending.result()
+        if ppc_arrays is not None:
+            extra_diag["ppc"] = {k_: v for k_, v in ppc_arrays.items() if np.ndim(v) == 0}
+        if loo_diag is not None:
+            extra_diag["loo"] = loo_diag
         diag = Diagnostics.sampler("nuts", dt, var_names=names, **extra_diag)
         settings = {"draws": draws, "tune": tune, "chains": chains, "seed": seed, "sampler": sampler,
                     **({"target_accept": target_accept} if target_accept is not None else {})}

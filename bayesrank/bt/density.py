@@ -407,11 +407,21 @@ def _observed_rows(dens: BTDensity) -> np.ndarray:
 
 def predictive_check(dens: BTDensity, params: np.ndarray, chains: int, seed: int = 0) -> dict:
     """Observed vs replicated win shares per row with comparisons (as
-    :func:`bayesrank.bt.pymc_model.posterior_predictive_check`, on :func:`thinned` draws): per-row
+    :func:`bayesrank.bt.pymc_model.posterior_predictive_check`, on :func:`thinned` draws; the replicates
+    of each half of the draws from its own generator spawned from ``seed``): per-row
     tail probabilities and the share of rows whose observed share lies outside the central 95%
     replicated interval (≈ 5% if the model fits)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     keep = _observed_rows(dens)
-    rep = dens.replicate(thinned(params, chains), np.random.default_rng(seed))[:, keep]
+    draws = thinned(params, chains)
+    # two halves of the draws, each with its own generator spawned from ``seed`` (the same numbers on
+    # any machine), drawn in two threads: the binomial draws release the GIL
+    halves = np.array_split(np.arange(len(draws)), 2)
+    streams = np.random.default_rng(seed).spawn(2)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        parts = list(pool.map(lambda half, rng: dens.replicate(draws[half], rng)[:, keep], halves, streams))
+    rep = np.concatenate(parts)
     obs = dens.observed_share()[keep]
     from bayesrank.bt.pymc_model import predictive_summary
 

@@ -105,3 +105,21 @@ def test_density_nuts_adds_the_log_likelihood_only_for_loo():
     assert "log_likelihood" in with_loo.idata.children and "log_likelihood" not in without.idata.children
     assert "loo" in with_loo.diagnostics.extra and "loo" not in without.diagnostics.extra
     np.testing.assert_array_equal(with_loo.draws, without.draws)  # the same seeded chains
+
+
+@pytest.mark.parametrize("ties", ["half", "davidson"])
+def test_predictive_check_drawn_beside_psis_loo_equals_the_one_drawn_alone(ties):
+    """With PSIS-LOO the predictive check's replicates are drawn in a thread while LOO runs: its arrays
+    and summary equal those of the check drawn alone (loo=False) and of predictive_check called on the
+    fit's draws directly (its own seeded generator)."""
+    from bayesrank.bt import BradleyTerry, density
+
+    bt = BradleyTerry(rows(7), ties=ties)
+    both = bt.fit("nuts", draws=60, tune=100, chains=2, seed=3)
+    alone = bt.fit("nuts", draws=60, tune=100, chains=2, seed=3, loo=False)
+    assert "loo" in both.diagnostics.extra and both.diagnostics.extra["ppc"] == alone.diagnostics.extra["ppc"]
+    dens = density.BTDensity(bt.rows, ties, bt.prior_sigma, bt.tie_prior_sigma, bt.beta_sigma, bt.position)
+    direct = density.predictive_check(dens, both.draws, 2, seed=3)
+    for key, value in direct.items():
+        np.testing.assert_array_equal(both.ppc[key], value)
+        np.testing.assert_array_equal(alone.ppc[key], value)
