@@ -49,6 +49,7 @@ from bayesrank.errors import InputError, NoFiniteEstimateError
 SUPPORTED_TIES = ("half", "drop", "davidson")
 COVARIANCE_KINDS = ("auto", "fisher", "sandwich", "cluster")
 OUTCOMES = ("a_wins", "b_wins", "tie")  # cells of row (player_a, player_b) = (i, j)
+GROUP_BATCH_FLOATS = 4_000_000  # whole-cluster candidates: the most floats of one stacked batch of H⁻¹J_r columns
 
 
 def outcome_targets(ties: str) -> np.ndarray:
@@ -549,7 +550,7 @@ class BTState:
         starts = np.concatenate([[0], np.cumsum([len(q) for q in parts])[:-1]])
         return np.add.reduceat(per_row, starts, axis=0) * np.asarray(m, float)[:, None]
 
-    def _group_batches(self, cand, sel, m, chunk: int = 4_000_000):
+    def _group_batches(self, cand, sel, m, chunk: int = GROUP_BATCH_FLOATS):
         """The whole-cluster candidates ``sel`` (``m`` applications each) in batches of one size M:
         ``(which, B, A, C, g)`` with, per group, ``B = [H⁻¹J_r]`` (G, P, M·L), ``A = JᵀB`` as
         (G, M, L, M·L), ``C`` its rows' curvature blocks (G, M, L, L) and ``g`` their scores (G, M·L),
@@ -590,16 +591,16 @@ class BTState:
         G, M, L, ML = a.shape
         return np.eye(ML) + np.einsum("gmlk,gmkq->gmlq", cc, a).reshape(G, ML, ML)
 
-    def _group_newton(self, cand, sel, m, chunk: int = 4_000_000) -> np.ndarray:
+    def _group_newton(self, cand, sel, m, chunk: int = GROUP_BATCH_FLOATS) -> np.ndarray:
         """One-step Newton Δφ of whole-cluster candidates ``sel``, batched (:meth:`_group_batches`):
-        per group ``−B (I + C A)⁻¹ g`` (equal to the per-group :meth:`_group_shift`, tested)."""
+        per group ``−B (I + C A)⁻¹ g`` (equal to one solve per group, tests/influence/test_group_newton.py)."""
         out = np.zeros((len(sel), self.n_params))
         for which, big, a, cc, g in self._group_batches(cand, sel, m, chunk):
             sol = np.linalg.solve(self._woodbury_factor(a, cc), g[..., None])[..., 0]
             out[which] = -np.einsum("gpq,gq->gp", big, sol)
         return out
 
-    def group_quadratic_change(self, cand, m, u: np.ndarray, chunk: int = 4_000_000) -> np.ndarray:
+    def group_quadratic_change(self, cand, m, u: np.ndarray, chunk: int = GROUP_BATCH_FLOATS) -> np.ndarray:
         """``uᵀ(H + J mC Jᵀ)⁻¹u − uᵀH⁻¹u`` of every whole-cluster candidate (the curvature update of
         :meth:`predicted_hinv` by Woodbury, ``−(Bᵀu)ᵀ (I + C A)⁻¹ C (Bᵀu)``), batched."""
         m = np.broadcast_to(np.asarray(m, dtype=float), (len(cand),))
@@ -611,17 +612,6 @@ class BTState:
             sol = np.linalg.solve(self._woodbury_factor(a, cc), cbu[..., None])[..., 0]
             out[which] = -np.einsum("gq,gq->g", bu, sol)
         return out
-
-    def _group_shift(self, cand, n: int, m: float, order: str) -> np.ndarray:
-        rows, delta = cand.member_rows(n)
-        s, c = self.local_derivatives(rows)
-        g = (delta[:, :, None] * s).sum(axis=1).reshape(-1) * m  # (M·L,)
-        big, a = self._group_jacobian(rows)
-        if order == "first":
-            return -big @ g
-        cc = np.einsum("mo,molk->mlk", delta, c) * m  # (M, L, L) block diagonal
-        bd = _block_diag(cc)
-        return -big @ np.linalg.solve(np.eye(len(g)) + bd @ a, g)
 
     def predicted_hinv(self, cand, idx: int, m: float) -> np.ndarray:
         """``(H + J mC Jᵀ)⁻¹`` by Woodbury (the curvature update; the shift of φ ignored)."""
