@@ -117,19 +117,6 @@ def default_claims(ranking: list[str]) -> list[Claim]:
     return out
 
 
-def untied_pairs(claims: list[Claim], score: dict[str, float], tol: float) -> tuple[list[Claim], str | None]:
-    """The data-selected claims without the adjacent pairs tied at the estimate (``|θ_A − θ_B| ≤ tol``:
-    their order in the ranking is round-off, a claim between them is neither made nor auditable),
-    and the note that says which pairs were left out (None when none was)."""
-    tied = [c for c in claims if c.kind == "pair" and c.selected and abs(score[c.a] - score[c.b]) <= tol]
-    if not tied:
-        return claims, None
-    names = ", ".join(f"{c.a!r} and {c.b!r}" for c in tied)
-    return ([c for c in claims if c not in tied],
-            f"{names} {'are' if len(tied) == 1 else 'are each'} tied at the estimate (|θ_A − θ_B| ≤ {tol:g}): "
-            "neither is ahead, so the adjacent-pair claim between them is not reviewed")
-
-
 def statement(claim: Claim, ranking: list[str]) -> str | None:
     """The claim in words with the players it names, for the reported ``ranking`` (best first):
     ``top1`` → 'X is #1', ``topk:K`` → 'X, Y, Z are the top 3'; None for a pair (its text names both)."""

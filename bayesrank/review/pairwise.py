@@ -431,8 +431,13 @@ def perturbation_answer(claim: Claim, state, rel: dict, fragile_below: float, ac
     actions = claim_actions(rel) if actions is ACTIONS else actions
     if pairs is None and claim.kind == "pair":
         pairs = claim_contrasts(claim, state.players, state.theta)
-    if pairs is not None and not margins(state.theta[None, :], pairs)[0] > 0:
-        return not_audited(f"the claim is false{under} at the point estimate", actions, rel)
+    if pairs is not None:
+        from bayesrank.influence.objectives import TIE_TOL
+
+        margin = margins(state.theta[None, :], pairs)[0]
+        if not margin > TIE_TOL:  # a tie (|θ_A − θ_B| ≤ 1e-9) has no order to overturn: the audits refuse it
+            return not_audited(f"the claim is {'tied' if margin > -TIE_TOL else 'false'}{under} at the point estimate",
+                               actions, rel)
     opts = evidence.audit_options(rel, fragile_below, budget)
     if row_level(state):
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bayesrank.review.claims import default_claims, parse_claim, untied_pairs
+from bayesrank.review.claims import default_claims, parse_claim
 from bayesrank.review.report import ReviewReport
 
 
@@ -59,11 +59,6 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
     default = fits["default"]
     ranking = [str(p) for p in default.table()["player"]]
     parsed = [parse_claim(c, "pairwise", players=default.players) for c in claims] if claims else default_claims(ranking)
-    tie_note = None
-    if not claims:
-        from bayesrank.influence.objectives import TIE_TOL
-
-        parsed, tie_note = untied_pairs(parsed, dict(zip(map(str, default.players), map(float, default.score))), TIE_TOL)
     if cluster or position_effect:  # the model's own rows: clusters (fractions count them), the position effect
         from bayesrank.influence.api import load_state
 
@@ -89,8 +84,6 @@ def review_pairwise(path, *, kind: str, claims, level: float, fragile_below: flo
                      "intervals are those of the penalised fit")
     if apart:
         notes.append(apart)
-    if tie_note:
-        notes.append(tie_note)
     if penalty:
         notes.append(firth_note(graph, default))
     data_sec = next(s for s in secs if s.key == "data")

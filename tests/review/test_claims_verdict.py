@@ -123,23 +123,14 @@ def test_reason_names_the_deciding_part_of_the_rule():
     assert r.endswith("none found by the greedy audit within 300 (1.2% of the claim's 25,102 effective comparisons)")
 
 
-def test_adjacent_pairs_tied_at_the_estimate_are_left_out_with_a_note():
-    from bayesrank.review.claims import untied_pairs
 
-    claims = default_claims(["a", "b", "c", "d"])  # top1, topk:3, b>c, c>d
-    kept, note = untied_pairs(claims, {"a": 2.0, "b": 1.0, "c": 1.0 - 1e-12, "d": 0.0}, tol=1e-9)
-    assert [c.text for c in kept] == ["top1", "topk:3", "c>d"]
-    assert note.startswith("'b' and 'c' are tied at the estimate")
-    kept, note = untied_pairs(claims, {"a": 2.0, "b": 1.0, "c": 0.5, "d": 0.0}, tol=1e-9)
-    assert kept == claims and note is None
-    named = [parse_claim("b>c", "pairwise", players=list("abcd"))]  # named by the user: kept (the audit refuses it)
-    assert untied_pairs(named, {"a": 2.0, "b": 1.0, "c": 1.0, "d": 0.0}, tol=1e-9)[0] == named
-
-
-def test_review_of_symmetric_players_answers_without_the_tied_pair(tmp_path, capsys):
+def test_review_of_symmetric_players_answers_the_tied_pair_without_auditing_it(tmp_path, capsys):
     """b and c have the same record against everyone and split their own games, so θ_b = θ_c up to
-    round-off whichever way it falls: the review answers the other claims and says so (it exited 2
-    on 'the claim does not hold' when the round-off put the tied pair in the default claims)."""
+    round-off whichever way it falls: the default claim between them (#2 > #3) is answered —
+    unsupported, not audited because it is tied at the point estimate — as the items kind answers a
+    tie (the review exited 2 on 'the claim does not hold' when round-off put b a hair ahead)."""
+    import json
+
     import pandas as pd
 
     from bayesrank.cli import main
@@ -150,9 +141,9 @@ def test_review_of_symmetric_players_answers_without_the_tied_pair(tmp_path, cap
     f = tmp_path / "sym.csv"
     pd.DataFrame(rows, columns=["model_a", "model_b", "outcome"]).to_csv(f, index=False)
     assert main(["review", str(f), "--fast", "--json", str(tmp_path / "r.json")]) == 0
-    out = capsys.readouterr().out
-    assert "tied at the estimate" in " ".join(out.split())
-    import json
-
-    texts = [c["claim"] for c in json.loads((tmp_path / "r.json").read_text())["claims"]]
-    assert "b>c" not in texts and "c>b" not in texts and "top1" in texts
+    claims = {c["claim"]: c for c in json.loads((tmp_path / "r.json").read_text())["claims"]}
+    tied = claims.get("b>c") or claims["c>b"]
+    assert tied["verdict"] == "unsupported"
+    assert {p["reason"] for p in tied["perturbation"].values()} == {"the claim is tied at the point estimate"}
+    assert not any(p["verified"] for p in tied["perturbation"].values())
+    assert claims["top1"]["verdict"]
